@@ -1,0 +1,54 @@
+# Entry points: make build | run | test | bench | clean
+# Each first installs what is missing (scripts/bootstrap.sh), configures BUILD_DIR once with CMake
+# and Ninja, and builds with one job per core.
+#
+#   make test BUILD_DIR=build-debug BUILD_TYPE=Debug
+#   make run RUN_ARGS="..."   make bench BENCH_ARGS="..."   make build CMAKE_ARGS="-DJETPDE_WITH_CUDA=OFF"
+
+BUILD_DIR  ?= build
+BUILD_TYPE ?= Release
+CMAKE_ARGS ?=
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+PYTHON     ?= python3
+RUN_ARGS   ?=
+BENCH_ARGS ?=
+
+.PHONY: all bootstrap configure build run test bench clean
+.DEFAULT_GOAL := build
+
+all: build
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+# Configures only a build folder that is not configured yet; later runs of cmake --build re-run
+# CMake by themselves when a CMakeLists.txt changes.
+configure: bootstrap
+	@test -f $(BUILD_DIR)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) --parallel $(JOBS)
+
+# The derivatives demo (examples/).
+run: build
+	$(BUILD_DIR)/examples/derivatives_demo $(RUN_ARGS)
+
+# GoogleTest tests through CTest, then the Python tests when there are any (pytest exits 5 when it
+# collects none).
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error --parallel $(JOBS)
+	@if [ -d python/tests ]; then \
+	  PYTHONPATH="$(abspath $(BUILD_DIR))/python$${PYTHONPATH:+:$$PYTHONPATH}" \
+	    $(PYTHON) -m pytest -q python/tests; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected in python/tests"; rc=0; fi; \
+	  exit $$rc; \
+	fi
+
+# The benchmark harness (bench/). OpenBLAS runs with its native kernels here: the environment's
+# OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are dropped for this command only (DESIGN.md section 13).
+bench: build
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD_DIR)/bench/jetpde_bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD_DIR)
