@@ -46,6 +46,8 @@ struct NetworkCase {
   nn::Activation activation;
 };
 
+void PrintTo(const NetworkCase& c, std::ostream* os) { *os << c.name; }
+
 class TaylorMlp : public ::testing::TestWithParam<NetworkCase> {};
 
 TEST_P(TaylorMlp, MatchesQuadPrecisionReference) {
