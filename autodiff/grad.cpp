@@ -31,11 +31,13 @@ std::vector<Var> grad(Var loss, std::span<const Var> wrt) {
   to_loss[n - 1] = true;
   for (std::size_t id = n; id-- > 0;)
     if (to_loss[id])
-      for (NodeId a : g.node(static_cast<NodeId>(id)).args) to_loss[static_cast<std::size_t>(a)] = true;
+      for (NodeId a : g.node(static_cast<NodeId>(id)).args)
+        to_loss[static_cast<std::size_t>(a)] = true;
 
   std::vector<NodeId> adjoint(n, -1);
   adjoint[n - 1] = g.scalar(1.0).id;
-  if (loss.dtype() != g.default_dtype()) adjoint[n - 1] = cast(g.var(adjoint[n - 1]), loss.dtype()).id;
+  if (loss.dtype() != g.default_dtype())
+    adjoint[n - 1] = cast(g.var(adjoint[n - 1]), loss.dtype()).id;
   for (std::size_t id = n; id-- > 0;) {
     if (adjoint[id] < 0 || !from_wrt[id]) continue;
     const Node node = g.node(static_cast<NodeId>(id));
@@ -52,8 +54,7 @@ std::vector<Var> grad(Var loss, std::span<const Var> wrt) {
   std::vector<Var> out;
   for (Var w : wrt) {
     const auto id = static_cast<std::size_t>(w.id);
-    out.push_back(id < n && adjoint[id] >= 0 ? g.var(adjoint[id])
-                                             : zeros(g, w.shape(), w.dtype()));
+    out.push_back(id < n && adjoint[id] >= 0 ? g.var(adjoint[id]) : zeros(g, w.shape(), w.dtype()));
   }
   return out;
 }

@@ -16,8 +16,10 @@ float round_to(DType dtype, float value) {
       bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
       return std::bit_cast<float>(bits & 0xffff0000u);
     }
-    case DType::f16: return static_cast<float>(static_cast<_Float16>(value));
-    default: return value;
+    case DType::f16:
+      return static_cast<float>(static_cast<_Float16>(value));
+    default:
+      return value;
   }
 }
 
@@ -25,9 +27,9 @@ namespace {
 
 // For each reachable node, the position (in evaluation order) of its last consumer.
 struct Schedule {
-  std::vector<NodeId> order;          // reachable nodes, ascending (topological) ids
-  std::vector<NodeId> last_use;       // by node id; -1 when unreachable
-  std::vector<bool> is_output;        // by node id
+  std::vector<NodeId> order;     // reachable nodes, ascending (topological) ids
+  std::vector<NodeId> last_use;  // by node id; -1 when unreachable
+  std::vector<bool> is_output;   // by node id
 };
 
 Schedule schedule(const Graph& g, std::span<const Var> outputs) {
@@ -55,23 +57,24 @@ template <class T>
 Matrix<T> leaf_value(const Graph& g, NodeId id, const Bindings& bindings) {
   const Node& n = g.node(id);
   if (n.op == Op::Const) {
-    Matrix<double> m = Eigen::Map<const MatrixD>(n.attrs.data->data(), n.shape.rows,
-                                                 n.shape.cols);
+    Matrix<double> m = Eigen::Map<const MatrixD>(n.attrs.data->data(), n.shape.rows, n.shape.cols);
     return m.cast<T>();
   }
   auto it = bindings.find(n.attrs.name);
   if (it == bindings.end()) throw UserError("evaluate: no value bound for " + g.describe(id));
   if (it->second.rows() != n.shape.rows || it->second.cols() != n.shape.cols)
     throw UserError("evaluate: " + g.describe(id) + " is bound to a value of shape [" +
-                    std::to_string(it->second.rows()) + "," +
-                    std::to_string(it->second.cols()) + "]");
+                    std::to_string(it->second.rows()) + "," + std::to_string(it->second.cols()) +
+                    "]");
   return it->second.cast<T>();
 }
 
 template <class T>
 const EvalFn<T>& eval_fn(const Primitive& p) {
-  if constexpr (std::is_same_v<T, double>) return p.eval_f64;
-  else return p.eval_f32;
+  if constexpr (std::is_same_v<T, double>)
+    return p.eval_f64;
+  else
+    return p.eval_f32;
 }
 
 // Evaluates one node in type T from stored values of type S.
@@ -94,8 +97,10 @@ Matrix<S> eval_node(const Graph& g, NodeId id, const std::vector<std::optional<M
   if constexpr (std::is_same_v<T, float>)
     if (n.dtype == DType::bf16 || n.dtype == DType::f16)
       out = out.unaryExpr([dt = n.dtype](float x) { return round_to(dt, x); });
-  if constexpr (std::is_same_v<T, S>) return out;
-  else return out.template cast<S>();
+  if constexpr (std::is_same_v<T, S>)
+    return out;
+  else
+    return out.template cast<S>();
 }
 
 template <class S>
@@ -113,11 +118,13 @@ std::vector<MatrixD> run(const Graph& g, std::span<const Var> outputs, const Bin
       vals[static_cast<std::size_t>(id)] = eval_node<S, S>(g, id, vals);
     }
     for (NodeId a : n.args)  // release operands whose last consumer this was
-      if (s.last_use[static_cast<std::size_t>(a)] == id && !s.is_output[static_cast<std::size_t>(a)])
+      if (s.last_use[static_cast<std::size_t>(a)] == id &&
+          !s.is_output[static_cast<std::size_t>(a)])
         vals[static_cast<std::size_t>(a)].reset();
   }
   std::vector<MatrixD> out;
-  for (Var v : outputs) out.push_back(vals[static_cast<std::size_t>(v.id)]->template cast<double>());
+  for (Var v : outputs)
+    out.push_back(vals[static_cast<std::size_t>(v.id)]->template cast<double>());
   return out;
 }
 

@@ -10,10 +10,14 @@ namespace jetpde {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::f64: return "f64";
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::f16: return "f16";
+    case DType::f64:
+      return "f64";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
   }
   return "?";
 }
@@ -94,15 +98,17 @@ Var Graph::make(Op op, std::span<const NodeId> args, Attrs attrs, DType dtype) {
   for (NodeId a : args)
     check_internal(a >= 0 && static_cast<std::size_t>(a) < nodes_.size(),
                    std::string(prim.name) + ": operand id out of range");
-  if (op != Op::Cast) {
-    // Select's condition (operand 0) is data: it does not decide the result type.
-    const std::size_t first = op == Op::Select ? 1 : 0;
-    node.dtype = node_dtype_of(args[first]);
-    for (std::size_t i = first + 1; i < args.size(); ++i)
-      node.dtype = promote(node.dtype, node_dtype_of(args[i]));
-  }
+  if (op != Op::Cast) node.dtype = result_dtype(op, args);
   node.shape = prim.shape(*this, node);
   return intern(std::move(node));
+}
+
+DType Graph::result_dtype(Op op, std::span<const NodeId> args) const {
+  // Select's condition (operand 0) is data: it does not decide the result type.
+  const std::size_t first = op == Op::Select ? 1 : 0;
+  DType dtype = node(args[first]).dtype;
+  for (std::size_t i = first + 1; i < args.size(); ++i) dtype = promote(dtype, node(args[i]).dtype);
+  return dtype;
 }
 
 Var Graph::input(const std::string& name, Shape shape, DType dtype) {
@@ -135,8 +141,8 @@ Var Graph::make_leaf(Op op, const std::string& name, Shape shape, DType dtype) {
 
 Var Graph::constant(Shape shape, std::vector<double> values, DType dtype) {
   if (static_cast<std::int64_t>(values.size()) != shape.size() || shape.size() <= 0)
-    throw UserError("constant of shape " + shape.str() + " given " +
-                    std::to_string(values.size()) + " values");
+    throw UserError("constant of shape " + shape.str() + " given " + std::to_string(values.size()) +
+                    " values");
   Attrs attrs;
   attrs.data = std::make_shared<const std::vector<double>>(std::move(values));
   return intern(Node{Op::Const, dtype, shape, {}, std::move(attrs)});
@@ -162,9 +168,12 @@ std::string Graph::describe(NodeId id) const {
   const Node& n = node(id);
   std::string type = std::string(dtype_name(n.dtype)) + n.shape.str();
   switch (n.op) {
-    case Op::Input: return "input '" + n.attrs.name + "' " + type;
-    case Op::Param: return "param '" + n.attrs.name + "' " + type;
-    default: return std::string(op_name(n.op)) + " #" + std::to_string(id) + " " + type;
+    case Op::Input:
+      return "input '" + n.attrs.name + "' " + type;
+    case Op::Param:
+      return "param '" + n.attrs.name + "' " + type;
+    default:
+      return std::string(op_name(n.op)) + " #" + std::to_string(id) + " " + type;
   }
 }
 

@@ -37,12 +37,36 @@ struct Shape {
 // The primitive set of DESIGN.md section 4. Everything else is a helper built from these.
 enum class Op : std::uint8_t {
   // leaves
-  Input, Param, Const,
+  Input,
+  Param,
+  Const,
   // elementwise
-  Neg, Add, Sub, Mul, Div, Exp, Log, Sin, Cos, Tanh, Sigmoid, Sqrt, PowC, Cast, Select,
+  Neg,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Exp,
+  Log,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Sqrt,
+  PowC,
+  Cast,
+  Select,
   // linear algebra and structure
-  MatMul, Broadcast, SliceCols, SliceRows, ConcatCols, ConcatRows,
-  SumRows, SumCols, MeanRows, MeanCols,
+  MatMul,
+  Broadcast,
+  SliceCols,
+  SliceRows,
+  ConcatCols,
+  ConcatRows,
+  SumRows,
+  SumCols,
+  MeanRows,
+  MeanCols,
 };
 inline constexpr int kNumOps = static_cast<int>(Op::MeanCols) + 1;
 
@@ -111,6 +135,9 @@ class Graph {
   // Looks up an input or param by name; UserError when there is none.
   Var leaf(const std::string& name);
 
+  // The dtype of `op(args)` for every op but Cast: the promotion of the operands' types.
+  DType result_dtype(Op op, std::span<const NodeId> args) const;
+
   // A short human description of a node for error messages: "param 'W1' f32[2,64]", "tanh #12".
   std::string describe(NodeId id) const;
 
@@ -126,7 +153,6 @@ class Graph {
   Var intern(Node node);
   Var make_leaf(Op op, const std::string& name, Shape shape, DType dtype);
   std::vector<Var> leaves_of(Op op);
-  DType node_dtype_of(NodeId id) const { return node(id).dtype; }
 
   DType default_dtype_;
   std::vector<Node> nodes_;

@@ -134,9 +134,7 @@ bool is_scalar_constant(Var a, double* value) {
 }
 
 namespace {
-Var scalar_like(Var a, double value) {
-  return graph_of(a).constant({1, 1}, {value}, a.dtype());
-}
+Var scalar_like(Var a, double value) { return graph_of(a).constant({1, 1}, {value}, a.dtype()); }
 }  // namespace
 
 Var operator+(Var a, double b) { return add(a, scalar_like(a, b)); }

@@ -46,11 +46,11 @@ Var mean_rows(Var a);  // [n,c] -> [1,c]
 Var mean_cols(Var a);  // [n,c] -> [n,1]
 
 // Helpers (not primitives).
-Var col(Var a, std::int64_t j);           // column j as [n,1]
-Var scale(Var a, double factor);          // a * factor (a itself when factor == 1)
-Var square(Var a);                        // a * a
-Var sum_all(Var a);                       // [n,c] -> [1,1]
-Var mean_all(Var a);                      // [n,c] -> [1,1]
+Var col(Var a, std::int64_t j);                     // column j as [n,1]
+Var scale(Var a, double factor);                    // a * factor (a itself when factor == 1)
+Var square(Var a);                                  // a * a
+Var sum_all(Var a);                                 // [n,c] -> [1,1]
+Var mean_all(Var a);                                // [n,c] -> [1,1]
 Var zeros(Graph& graph, Shape shape, DType dtype);  // a broadcast zero of `shape`
 // The value of a single-valued constant node ([1,1], or a broadcast of one), if `a` is one.
 bool is_scalar_constant(Var a, double* value = nullptr);

@@ -15,14 +15,13 @@ namespace {
 
 std::string operands_text(const Graph& g, const Node& n) {
   std::string s;
-  for (std::size_t i = 0; i < n.args.size(); ++i)
-    s += (i ? ", " : "") + g.describe(n.args[i]);
+  for (std::size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + g.describe(n.args[i]);
   return s;
 }
 
 [[noreturn]] void shape_error(const Graph& g, const Node& n, const std::string& what) {
-  throw UserError(std::string(op_name(n.op)) + ": " + what + " (operands: " +
-                  operands_text(g, n) + ")");
+  throw UserError(std::string(op_name(n.op)) + ": " + what + " (operands: " + operands_text(g, n) +
+                  ")");
 }
 
 Shape arg_shape(const Graph& g, const Node& n, std::size_t i) { return g.node(n.args[i]).shape; }
@@ -47,8 +46,7 @@ Shape matmul_shape(const Graph& g, const Node& n) {
   if (n.attrs.ints.size() != 2) throw InternalError("matmul needs {transpose_a, transpose_b}");
   if (n.attrs.ints[0]) std::swap(a.rows, a.cols);
   if (n.attrs.ints[1]) std::swap(b.rows, b.cols);
-  if (a.cols != b.rows)
-    shape_error(g, n, "inner dimensions differ: " + a.str() + " @ " + b.str());
+  if (a.cols != b.rows) shape_error(g, n, "inner dimensions differ: " + a.str() + " @ " + b.str());
   return {a.rows, b.cols};
 }
 
@@ -66,9 +64,9 @@ Shape slice_shape(const Graph& g, const Node& n) {
   const std::int64_t begin = n.attrs.ints.at(0), count = n.attrs.ints.at(1);
   const std::int64_t extent = Cols ? s.cols : s.rows;
   if (begin < 0 || count <= 0 || begin + count > extent)
-    shape_error(g, n, std::string(Cols ? "columns" : "rows") + " [" + std::to_string(begin) +
-                          ", " + std::to_string(begin + count) + ") out of range 0.." +
-                          std::to_string(extent));
+    shape_error(g, n,
+                std::string(Cols ? "columns" : "rows") + " [" + std::to_string(begin) + ", " +
+                    std::to_string(begin + count) + ") out of range 0.." + std::to_string(extent));
   return Cols ? Shape{s.rows, count} : Shape{count, s.cols};
 }
 
@@ -78,8 +76,9 @@ Shape concat_shape(const Graph& g, const Node& n) {
   for (std::size_t i = 1; i < n.args.size(); ++i) {
     const Shape s = arg_shape(g, n, i);
     if (Cols ? s.rows != out.rows : s.cols != out.cols)
-      shape_error(g, n, std::string(Cols ? "row" : "column") + " counts differ: " + out.str() +
-                            " and " + s.str());
+      shape_error(g, n,
+                  std::string(Cols ? "row" : "column") + " counts differ: " + out.str() + " and " +
+                      s.str());
     (Cols ? out.cols : out.rows) += Cols ? s.cols : s.rows;
   }
   return out;
@@ -165,8 +164,10 @@ struct EvalConcat {
     Matrix<T> out(n.shape.rows, n.shape.cols);
     Eigen::Index at = 0;
     for (const Matrix<T>* part : a) {
-      if (Cols) out.middleCols(at, part->cols()) = *part;
-      else out.middleRows(at, part->rows()) = *part;
+      if (Cols)
+        out.middleCols(at, part->cols()) = *part;
+      else
+        out.middleRows(at, part->rows()) = *part;
       at += Cols ? part->cols() : part->rows();
     }
     return out;
@@ -235,8 +236,8 @@ std::vector<Var> t_slice(Var o, Var ct) {
   const std::int64_t extent = Cols ? s.cols : s.rows;
   std::vector<Var> parts;
   auto pad = [&](std::int64_t k) {
-    if (k > 0) parts.push_back(zeros(*o.graph, Cols ? Shape{s.rows, k} : Shape{k, s.cols},
-                                     ct.dtype()));
+    if (k > 0)
+      parts.push_back(zeros(*o.graph, Cols ? Shape{s.rows, k} : Shape{k, s.cols}, ct.dtype()));
   };
   pad(begin);
   parts.push_back(ct);
@@ -296,8 +297,11 @@ std::array<Primitive, kNumOps> make_table() {
   };
 
   for (Op leaf : {Op::Input, Op::Param, Op::Const})
-    set_eval(def(leaf, leaf == Op::Input ? "input" : leaf == Op::Param ? "param" : "const", 0,
-                 leaf_shape, F::Leaf, t_none),
+    set_eval(def(leaf,
+                 leaf == Op::Input   ? "input"
+                 : leaf == Op::Param ? "param"
+                                     : "const",
+                 0, leaf_shape, F::Leaf, t_none),
              EvalLeaf{});
 
   unary(Op::Neg, "neg", F::Linear, t_neg, "(-{0})", [](auto x) { return -x; });
@@ -305,24 +309,25 @@ std::array<Primitive, kNumOps> make_table() {
   binary(Op::Sub, "sub", F::Linear, t_sub, "({0} - {1})", [](auto x, auto y) { return x - y; });
   binary(Op::Mul, "mul", F::Mul, t_mul, "({0} * {1})", [](auto x, auto y) { return x * y; });
   binary(Op::Div, "div", F::Div, t_div, "({0} / {1})", [](auto x, auto y) { return x / y; });
-  unary(Op::Exp, "exp", F::UnaryPoly, t_exp, "exp({0})", [](auto x) { return std::exp(x); })
-      ->taylor_poly = {0, 1, 0};  // exp' = exp
+  unary(Op::Exp, "exp", F::UnaryPoly, t_exp, "exp({0})", [](auto x) {
+    return std::exp(x);
+  })->taylor_poly = {0, 1, 0};  // exp' = exp
   unary(Op::Log, "log", F::Log, t_log, "log({0})", [](auto x) { return std::log(x); });
   unary(Op::Sin, "sin", F::SinCos, t_sin, "sin({0})", [](auto x) { return std::sin(x); });
   unary(Op::Cos, "cos", F::SinCos, t_cos, "cos({0})", [](auto x) { return std::cos(x); });
-  unary(Op::Tanh, "tanh", F::UnaryPoly, t_tanh, "tanh({0})", [](auto x) { return std::tanh(x); })
-      ->taylor_poly = {1, 0, -1};  // tanh' = 1 - tanh^2
-  unary(Op::Sigmoid, "sigmoid", F::UnaryPoly, t_sigmoid, "(1 / (1 + exp(-{0})))",
-        [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); })
-      ->taylor_poly = {0, 1, -1};  // sigmoid' = sigmoid - sigmoid^2
+  unary(Op::Tanh, "tanh", F::UnaryPoly, t_tanh, "tanh({0})", [](auto x) {
+    return std::tanh(x);
+  })->taylor_poly = {1, 0, -1};  // tanh' = 1 - tanh^2
+  unary(Op::Sigmoid, "sigmoid", F::UnaryPoly, t_sigmoid, "(1 / (1 + exp(-{0})))", [](auto x) {
+    return decltype(x)(1) / (decltype(x)(1) + std::exp(-x));
+  })->taylor_poly = {0, 1, -1};  // sigmoid' = sigmoid - sigmoid^2
   unary(Op::Sqrt, "sqrt", F::Sqrt, t_sqrt, "sqrt({0})", [](auto x) { return std::sqrt(x); });
   {
     Primitive& p = def(Op::PowC, "pow", 1, elementwise_shape, F::Pow, t_pow);
     p.elementwise = true;
     p.c_expr = "pow({0}, {p})";
     set_eval(p, [](const Node& n, auto a) {
-      using T = typename std::remove_pointer_t<
-          std::remove_cvref_t<decltype(a[0])>>::Scalar;
+      using T = typename std::remove_pointer_t<std::remove_cvref_t<decltype(a[0])>>::Scalar;
       const T e = static_cast<T>(n.attrs.real);
       return Matrix<T>(a[0]->unaryExpr([e](T x) { return std::pow(x, e); }));
     });
@@ -348,9 +353,8 @@ std::array<Primitive, kNumOps> make_table() {
            EvalSlice<false>{});
   set_eval(def(Op::ConcatCols, "concat_cols", -1, concat_shape<true>, F::Linear, t_concat<true>),
            EvalConcat<true>{});
-  set_eval(
-      def(Op::ConcatRows, "concat_rows", -1, concat_shape<false>, F::Linear, t_concat<false>),
-      EvalConcat<false>{});
+  set_eval(def(Op::ConcatRows, "concat_rows", -1, concat_shape<false>, F::Linear, t_concat<false>),
+           EvalConcat<false>{});
   set_eval(def(Op::SumRows, "sum_rows", 1, reduce_rows_shape, F::Linear, t_identity),
            EvalReduce<true, false>{});
   set_eval(def(Op::SumCols, "sum_cols", 1, reduce_cols_shape, F::Linear, t_identity),

@@ -23,7 +23,8 @@ constexpr NodeId kZero = -1;  // a symbolic zero stream
 
 class TaylorState {
  public:
-  explicit TaylorState(TaylorPlan plan) : plan_(std::move(plan)), g_(*plan_.vars()[0].input.graph) {}
+  explicit TaylorState(TaylorPlan plan)
+      : plan_(std::move(plan)), g_(*plan_.vars()[0].input.graph) {}
 
   const TaylorPlan& plan() const { return plan_; }
   Graph& graph() { return g_; }
@@ -107,17 +108,39 @@ class TaylorState {
     Streams out(static_cast<std::size_t>(plan_.stream_count()), kZero);
     out[0] = id;
     switch (primitive(n.op).taylor) {
-      case TaylorFamily::Leaf: seed(id, out); break;
-      case TaylorFamily::Linear: linear(id, out); break;
-      case TaylorFamily::Select: select_rule(id, out); break;
-      case TaylorFamily::Mul: product(id, out, false); break;
-      case TaylorFamily::MatMul: product(id, out, true); break;
-      case TaylorFamily::Div: division(id, out); break;
-      case TaylorFamily::UnaryPoly: unary_poly(id, out); break;
-      case TaylorFamily::SinCos: sin_cos(id); return;
-      case TaylorFamily::Log: logarithm(id, out); break;
-      case TaylorFamily::Sqrt: square_root(id, out); break;
-      case TaylorFamily::Pow: power(id, out); break;
+      case TaylorFamily::Leaf:
+        seed(id, out);
+        break;
+      case TaylorFamily::Linear:
+        linear(id, out);
+        break;
+      case TaylorFamily::Select:
+        select_rule(id, out);
+        break;
+      case TaylorFamily::Mul:
+        product(id, out, false);
+        break;
+      case TaylorFamily::MatMul:
+        product(id, out, true);
+        break;
+      case TaylorFamily::Div:
+        division(id, out);
+        break;
+      case TaylorFamily::UnaryPoly:
+        unary_poly(id, out);
+        break;
+      case TaylorFamily::SinCos:
+        sin_cos(id);
+        return;
+      case TaylorFamily::Log:
+        logarithm(id, out);
+        break;
+      case TaylorFamily::Sqrt:
+        square_root(id, out);
+        break;
+      case TaylorFamily::Pow:
+        power(id, out);
+        break;
     }
     streams_[id] = std::move(out);
   }
@@ -165,11 +188,16 @@ class TaylorState {
     const Shape a = g_.node(n.args[0]).shape;
     const auto same = [&](NodeId x) { return g_.node(x).shape; };  // a stream's own shape
     switch (n.op) {
-      case Op::Neg: return neg(v(s[0])).id;
-      case Op::Add: return zadd(s[0], s[1]);
-      case Op::Sub: return zsub(s[0], s[1]);
-      case Op::Cast: return cast(v(s[0]), n.dtype).id;
-      case Op::Broadcast: return s[0];
+      case Op::Neg:
+        return neg(v(s[0])).id;
+      case Op::Add:
+        return zadd(s[0], s[1]);
+      case Op::Sub:
+        return zsub(s[0], s[1]);
+      case Op::Cast:
+        return cast(v(s[0]), n.dtype).id;
+      case Op::Broadcast:
+        return s[0];
       case Op::SliceCols:
         return same(s[0]).cols == a.cols ? g_.make(n.op, s, n.attrs).id : s[0];
       case Op::SliceRows:
@@ -180,8 +208,10 @@ class TaylorState {
       case Op::SumCols:
         return same(s[0]).cols == a.cols ? sum_cols(v(s[0])).id
                                          : zscale(s[0], static_cast<double>(a.cols));
-      case Op::MeanRows: return same(s[0]).rows == a.rows ? mean_rows(v(s[0])).id : s[0];
-      case Op::MeanCols: return same(s[0]).cols == a.cols ? mean_cols(v(s[0])).id : s[0];
+      case Op::MeanRows:
+        return same(s[0]).rows == a.rows ? mean_rows(v(s[0])).id : s[0];
+      case Op::MeanCols:
+        return same(s[0]).cols == a.cols ? mean_cols(v(s[0])).id : s[0];
       case Op::ConcatCols:
       case Op::ConcatRows: {
         std::vector<NodeId> parts;
@@ -191,7 +221,8 @@ class TaylorState {
         }
         return g_.make(n.op, parts, n.attrs).id;
       }
-      default: throw InternalError(std::string("no linear Taylor rule for ") + op_name(n.op));
+      default:
+        throw InternalError(std::string("no linear Taylor rule for ") + op_name(n.op));
     }
   }
 
@@ -213,8 +244,10 @@ class TaylorState {
     const bool ta = n.attrs.ints[0] != 0, tb = n.attrs.ints[1] != 0;
     const Node& a_node = g_.node(n.args[0]);  // copied: building nodes may move the graph's nodes
     const Node& b_node = g_.node(n.args[1]);
-    const struct { Shape shape; DType dtype; } a{a_node.shape, a_node.dtype},
-        b{b_node.shape, b_node.dtype};
+    const struct {
+      Shape shape;
+      DType dtype;
+    } a{a_node.shape, a_node.dtype}, b{b_node.shape, b_node.dtype};
     // The first layer: a one-hot seed row times W is a row of W.
     if (!ta && !tb)
       if (auto j = one_hot_column(x)) return slice_rows(full(y, b.shape, b.dtype), *j, 1).id;
@@ -259,7 +292,8 @@ class TaylorState {
     for (int key = 1; key < plan_.stream_count(); ++key) {
       const NodeId low = lower_sum(key, [&](const Term& t) {
         NodeId acc = kZero;
-        for (auto [b, c] : t.inner) acc = zadd(acc, zmul(get(y, b), out[static_cast<std::size_t>(c)]));
+        for (auto [b, c] : t.inner)
+          acc = zadd(acc, zmul(get(y, b), out[static_cast<std::size_t>(c)]));
         return acc;
       });
       const NodeId num = zsub(zsub(get(x, key), zmul(id, get(y, key))), low);
@@ -275,7 +309,8 @@ class TaylorState {
     const NodeId low = lower_sum(key, [&](const Term& t) {
       NodeId acc = kZero;
       for (auto [b, c] : t.inner) {
-        const int bi = plan_.closure()[static_cast<std::size_t>(b)][static_cast<std::size_t>(t.axis)];
+        const int bi =
+            plan_.closure()[static_cast<std::size_t>(b)][static_cast<std::size_t>(t.axis)];
         if (bi > 0) acc = zadd(acc, zscale(zmul(get(x, b), w(c)), bi));
       }
       return zscale(acc, 1.0 / t.alpha[static_cast<std::size_t>(t.axis)]);
@@ -326,9 +361,8 @@ class TaylorState {
     for (int key = 1; key < plan_.stream_count(); ++key) {
       zs[static_cast<std::size_t>(key)] =
           recurrence(x.id, key, c, [&](int k) { return zc[static_cast<std::size_t>(k)]; });
-      zc[static_cast<std::size_t>(key)] = recurrence(x.id, key, minus_s, [&](int k) {
-        return zscale(zs[static_cast<std::size_t>(k)], -1.0);
-      });
+      zc[static_cast<std::size_t>(key)] = recurrence(
+          x.id, key, minus_s, [&](int k) { return zscale(zs[static_cast<std::size_t>(k)], -1.0); });
     }
     depends(s);
     depends(c);
@@ -343,8 +377,10 @@ class TaylorState {
       const NodeId low = lower_sum(key, [&](const Term& t) {
         NodeId acc = kZero;
         for (auto [b, c] : t.inner) {
-          const int bi = plan_.closure()[static_cast<std::size_t>(b)][static_cast<std::size_t>(t.axis)];
-          if (bi > 0) acc = zadd(acc, zscale(zmul(out[static_cast<std::size_t>(b)], get(x, c)), bi));
+          const int bi =
+              plan_.closure()[static_cast<std::size_t>(b)][static_cast<std::size_t>(t.axis)];
+          if (bi > 0)
+            acc = zadd(acc, zscale(zmul(out[static_cast<std::size_t>(b)], get(x, c)), bi));
         }
         return zscale(acc, 1.0 / t.alpha[static_cast<std::size_t>(t.axis)]);
       });
@@ -377,7 +413,8 @@ class TaylorState {
       const NodeId low = lower_sum(key, [&](const Term& t) {
         NodeId acc = kZero;
         for (auto [b, c] : t.inner) {
-          const int bi = plan_.closure()[static_cast<std::size_t>(b)][static_cast<std::size_t>(t.axis)];
+          const int bi =
+              plan_.closure()[static_cast<std::size_t>(b)][static_cast<std::size_t>(t.axis)];
           if (bi == 0) continue;
           const NodeId d = zsub(zscale(zmul(get(x, b), out[static_cast<std::size_t>(c)]), p),
                                 zmul(out[static_cast<std::size_t>(b)], get(x, c)));

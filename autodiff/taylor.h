@@ -67,9 +67,9 @@ class TaylorPlan {
   // For the transform: how each stream is built from strictly lower ones.
   struct Term {
     MultiIndex alpha;
-    double weight = 1.0;                    // u_α α! for a collapsed term; 1 otherwise
-    int axis = 0;                           // an i with α_i > 0, for the recurrences
-    std::vector<std::pair<int, int>> inner; // keys of (β, α - β) for all 0 < β < α
+    double weight = 1.0;                     // u_α α! for a collapsed term; 1 otherwise
+    int axis = 0;                            // an i with α_i > 0, for the recurrences
+    std::vector<std::pair<int, int>> inner;  // keys of (β, α - β) for all 0 < β < α
   };
   struct Stream {
     std::vector<Term> terms;  // one for a multi-index; the sum's terms for a collapsed stream

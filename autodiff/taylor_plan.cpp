@@ -77,9 +77,8 @@ DerivativeSum biharmonic_sum(int num_vars, const std::vector<int>& dims) {
 
 void TaylorPlan::check_multi_index(const MultiIndex& alpha, const std::string& what) const {
   if (alpha.size() != vars_.size())
-    throw UserError(what + " " + multi_index_str(alpha) + " has " +
-                    std::to_string(alpha.size()) + " entries; the plan has " +
-                    std::to_string(vars_.size()) + " coordinates");
+    throw UserError(what + " " + multi_index_str(alpha) + " has " + std::to_string(alpha.size()) +
+                    " entries; the plan has " + std::to_string(vars_.size()) + " coordinates");
   for (int a : alpha)
     if (a < 0) throw UserError(what + " has a negative order");
 }
@@ -102,8 +101,8 @@ TaylorPlan::TaylorPlan(std::vector<TaylorVar> vars, std::vector<MultiIndex> part
                       var.input.graph->describe(var.input.id) + ", out of range");
     for (std::size_t w = 0; w < v; ++w)
       if (vars_[w].input == var.input && vars_[w].column == var.column)
-        throw UserError("taylor: coordinates " + std::to_string(w) + " and " +
-                        std::to_string(v) + " are the same column");
+        throw UserError("taylor: coordinates " + std::to_string(w) + " and " + std::to_string(v) +
+                        " are the same column");
   }
   std::set<MultiIndex> closed;
   close_downward(MultiIndex(vars_.size(), 0), closed);
@@ -161,8 +160,8 @@ TaylorPlan::Term TaylorPlan::make_term(const MultiIndex& alpha, double weight) c
 }
 
 int TaylorPlan::num_collapsed() const {
-  return static_cast<int>(std::count_if(collapsed_key_.begin(), collapsed_key_.end(),
-                                        [](int k) { return k >= 0; }));
+  return static_cast<int>(
+      std::count_if(collapsed_key_.begin(), collapsed_key_.end(), [](int k) { return k >= 0; }));
 }
 
 int TaylorPlan::key_of(const MultiIndex& alpha) const {

@@ -17,14 +17,16 @@ void verify(const Graph& graph) {
     if (p.taylor == TaylorFamily::Leaf) {
       check_internal(n.args.empty(), where + ": a leaf with operands");
       if (n.op == Op::Const)
-        check_internal(n.attrs.data && static_cast<std::int64_t>(n.attrs.data->size()) ==
-                                           n.shape.size(),
-                       where + ": constant data does not fill its shape");
+        check_internal(
+            n.attrs.data && static_cast<std::int64_t>(n.attrs.data->size()) == n.shape.size(),
+            where + ": constant data does not fill its shape");
       continue;
     }
     check_internal(p.arity < 0 || static_cast<int>(n.args.size()) == p.arity,
                    where + ": wrong operand count");
     check_internal(p.shape(graph, n) == n.shape, where + ": shape disagrees with its rule");
+    check_internal(n.op == Op::Cast || graph.result_dtype(n.op, n.args) == n.dtype,
+                   where + ": dtype disagrees with its operands");
   }
 }
 

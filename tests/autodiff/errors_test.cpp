@@ -25,39 +25,54 @@ void expect_user_error(const std::function<void()>& f, const std::string& messag
 TEST(UserErrors, DerivativeWithRespectToAParam) {
   Graph g;
   const Var w = g.param("W1", {2, 64});
-  expect_user_error([&] { TaylorPlan({{w, 0}}, {{1}}); },
-                    "taylor: coordinate 0 is param 'W1' f32[2,64], not an input; derivatives are "
-                    "taken with respect to input columns");
+  expect_user_error(
+      [&] {
+        TaylorPlan({{w, 0}}, {{1}});
+      },
+      "taylor: coordinate 0 is param 'W1' f32[2,64], not an input; derivatives are "
+      "taken with respect to input columns");
 }
 
 TEST(UserErrors, DerivativeWithRespectToAnIntermediateNode) {
   Graph g;
   const Var x = g.input("x", {8, 2});
   const Var h = tanh(x);
-  expect_user_error([&] { TaylorPlan({{x, 0}, {h, 1}}, {{1, 1}}); },
-                    "taylor: coordinate 1 is tanh #1 f32[8,2], not an input; derivatives are "
-                    "taken with respect to input columns");
+  expect_user_error(
+      [&] {
+        TaylorPlan({{x, 0}, {h, 1}}, {{1, 1}});
+      },
+      "taylor: coordinate 1 is tanh #1 f32[8,2], not an input; derivatives are "
+      "taken with respect to input columns");
 }
 
 TEST(UserErrors, CoordinateColumnOutOfRange) {
   Graph g;
   const Var x = g.input("x", {8, 2});
-  expect_user_error([&] { TaylorPlan({{x, 2}}, {{1}}); },
-                    "taylor: coordinate 0 is column 2 of input 'x' f32[8,2], out of range");
+  expect_user_error(
+      [&] {
+        TaylorPlan({{x, 2}}, {{1}});
+      },
+      "taylor: coordinate 0 is column 2 of input 'x' f32[8,2], out of range");
 }
 
 TEST(UserErrors, RepeatedCoordinate) {
   Graph g;
   const Var x = g.input("x", {8, 2});
-  expect_user_error([&] { TaylorPlan({{x, 1}, {x, 1}}, {{1, 1}}); },
-                    "taylor: coordinates 0 and 1 are the same column");
+  expect_user_error(
+      [&] {
+        TaylorPlan({{x, 1}, {x, 1}}, {{1, 1}});
+      },
+      "taylor: coordinates 0 and 1 are the same column");
 }
 
 TEST(UserErrors, MultiIndexOfWrongLength) {
   Graph g;
   const Var x = g.input("x", {8, 2});
-  expect_user_error([&] { TaylorPlan({{x, 0}, {x, 1}}, {{2, 0, 1}}); },
-                    "taylor: derivative 201 has 3 entries; the plan has 2 coordinates");
+  expect_user_error(
+      [&] {
+        TaylorPlan({{x, 0}, {x, 1}}, {{2, 0, 1}});
+      },
+      "taylor: derivative 201 has 3 entries; the plan has 2 coordinates");
 }
 
 TEST(UserErrors, DerivativeBeyondThePlan) {
@@ -65,8 +80,11 @@ TEST(UserErrors, DerivativeBeyondThePlan) {
   const Var x = g.input("x", {8, 2});
   Taylor t(TaylorPlan({{x, 0}, {x, 1}}, {{2, 0}}));
   const Var u = tanh(x);
-  expect_user_error([&] { t.derivative(u, {3, 0}); },
-                    "taylor: the derivative 30 was not planned; the plan has 3 streams: 00 10 20");
+  expect_user_error(
+      [&] {
+        t.derivative(u, {3, 0});
+      },
+      "taylor: the derivative 30 was not planned; the plan has 3 streams: 00 10 20");
 }
 
 TEST(UserErrors, UnknownSumName) {
@@ -106,16 +124,22 @@ TEST(UserErrors, ConcatRowCountsDiffer) {
   Graph g;
   const Var a = g.input("a", {8, 3});
   const Var b = g.input("b", {4, 3});
-  expect_user_error([&] { concat_cols({a, b}); },
-                    "concat_cols: row counts differ: [8,3] and [4,3] (operands: input 'a' f32[8,3], "
-                    "input 'b' f32[4,3])");
+  expect_user_error(
+      [&] {
+        concat_cols({a, b});
+      },
+      "concat_cols: row counts differ: [8,3] and [4,3] (operands: input 'a' f32[8,3], "
+      "input 'b' f32[4,3])");
 }
 
 TEST(UserErrors, LeafRedeclaredWithAnotherShape) {
   Graph g;
   g.input("x", {8, 2});
-  expect_user_error([&] { g.input("x", {8, 3}); },
-                    "input 'x' f32[8,3] clashes with the existing input 'x' f32[8,2]");
+  expect_user_error(
+      [&] {
+        g.input("x", {8, 3});
+      },
+      "input 'x' f32[8,3] clashes with the existing input 'x' f32[8,2]");
 }
 
 TEST(UserErrors, LossIsNotAScalar) {
@@ -131,8 +155,11 @@ TEST(UserErrors, UnboundAndMisshapenInputs) {
   const Var x = g.input("x", {8, 2});
   expect_user_error([&] { evaluate(tanh(x), {}); },
                     "evaluate: no value bound for input 'x' f32[8,2]");
-  expect_user_error([&] { evaluate(tanh(x), {{"x", MatrixD::Zero(8, 3)}}); },
-                    "evaluate: input 'x' f32[8,2] is bound to a value of shape [8,3]");
+  expect_user_error(
+      [&] {
+        evaluate(tanh(x), {{"x", MatrixD::Zero(8, 3)}});
+      },
+      "evaluate: input 'x' f32[8,2] is bound to a value of shape [8,3]");
 }
 
 TEST(UserErrors, NetworkInputWidth) {

@@ -53,8 +53,8 @@ TEST(GradThroughTaylor, BurgersResidualLossMatchesFiniteDifferences) {
   const Var u = mlp(xt);
   Taylor t(TaylorPlan({{xt, 0}, {xt, 1}}, {{0, 1}, {1, 0}, {2, 0}}));
   const double nu = 0.01 / M_PI;
-  const Var r = t.derivative(u, {0, 1}) + u * t.derivative(u, {1, 0}) -
-                nu * t.derivative(u, {2, 0});
+  const Var r =
+      t.derivative(u, {0, 1}) + u * t.derivative(u, {1, 0}) - nu * t.derivative(u, {2, 0});
   const Var loss = mean_all(square(r));
   verify(g);
   Bindings b = mlp.init_glorot_normal(5, 0.1);
@@ -92,8 +92,8 @@ TEST(Grad, UnusedParameterGetsZeroGradient) {
   const Var q = g.param("q", {1, 1});
   const Var loss = sum_all(square(q));
   const std::vector<Var> params{p, q};
-  const std::vector<MatrixD> v =
-      evaluate(grad(loss, params), {{"p", MatrixD::Ones(2, 3)}, {"q", MatrixD::Constant(1, 1, 3.0)}});
+  const std::vector<MatrixD> v = evaluate(
+      grad(loss, params), {{"p", MatrixD::Ones(2, 3)}, {"q", MatrixD::Constant(1, 1, 3.0)}});
   EXPECT_EQ(v[0].rows(), 2);
   EXPECT_EQ(v[0].cols(), 3);
   EXPECT_EQ(v[0].abs().maxCoeff(), 0.0);
@@ -107,7 +107,8 @@ TEST(Grad, BroadcastOperandsAccumulateOverRowsAndColumns) {
   const Var column = g.param("column", {4, 1});
   const Var loss = sum_all(a * row + column);
   const std::vector<Var> params{row, column};
-  Bindings b{{"a", uniform(4, 3, -1, 1, 1)}, {"row", uniform(1, 3, -1, 1, 2)},
+  Bindings b{{"a", uniform(4, 3, -1, 1, 1)},
+             {"row", uniform(1, 3, -1, 1, 2)},
              {"column", uniform(4, 1, -1, 1, 3)}};
   const std::vector<MatrixD> v = evaluate(grad(loss, params), b);
   EXPECT_TRUE(v[0].isApprox(b["a"].colwise().sum()));

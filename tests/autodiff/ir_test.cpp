@@ -73,7 +73,7 @@ TEST(Interpreter, PrecisionsRoundAsTheirTypes) {
 }
 
 TEST(Interpreter, RoundToBf16TiesToEven) {
-  EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 256.0f), 1.0f);          // tie, even below
+  EXPECT_EQ(round_to(DType::bf16, 1.0f + 1.0f / 256.0f), 1.0f);                 // tie, even below
   EXPECT_EQ(round_to(DType::bf16, 1.0f + 3.0f / 256.0f), 1.0f + 1.0f / 64.0f);  // tie, even above
   EXPECT_EQ(round_to(DType::f32, 0.1f), 0.1f);
 }

@@ -13,6 +13,7 @@
 #include "autodiff/ops.h"
 #include "autodiff/primitive.h"
 #include "autodiff/taylor.h"
+#include "autodiff/verify.h"
 
 namespace jetpde {
 namespace {
@@ -22,12 +23,12 @@ using Reference = std::function<MatrixD(std::span<const MatrixD>)>;
 
 struct Row {
   const char* name;
-  Op op;                        // the primitive under test (checked to appear in the graph)
-  std::vector<Shape> shapes;    // operand shapes
-  double lo, hi;                // operand domain
+  Op op;                      // the primitive under test (checked to appear in the graph)
+  std::vector<Shape> shapes;  // operand shapes
+  double lo, hi;              // operand domain
   Apply apply;
   Reference reference;
-  bool first_is_data = false;   // select's condition carries no derivative
+  bool first_is_data = false;  // select's condition carries no derivative
 };
 
 // Elementwise references with broadcasting of size-1 dimensions, by plain loops.
@@ -77,8 +78,8 @@ Reference concat_reference(bool cols) {
     for (Eigen::Index i = 0; i < out.rows(); ++i)
       for (Eigen::Index j = 0; j < out.cols(); ++j) {
         const bool first = cols ? j < a[0].cols() : i < a[0].rows();
-        out(i, j) = first ? a[0](i, j)
-                          : a[1](cols ? i : i - a[0].rows(), cols ? j - a[0].cols() : j);
+        out(i, j) =
+            first ? a[0](i, j) : a[1](cols ? i : i - a[0].rows(), cols ? j - a[0].cols() : j);
       }
     return out;
   };
@@ -107,7 +108,12 @@ Reference broadcast_reference(Shape s) {
 
 Row unary_row(const char* name, Op op, double lo, double hi, std::function<Var(Var)> f,
               double (*g)(double)) {
-  return {name, op, {{3, 4}}, lo, hi, [f](std::span<const Var> a) { return f(a[0]); },
+  return {name,
+          op,
+          {{3, 4}},
+          lo,
+          hi,
+          [f](std::span<const Var> a) { return f(a[0]); },
           elementwise([g](const std::vector<double>& x) { return g(x[0]); })};
 }
 
@@ -115,58 +121,174 @@ std::vector<Row> table() {
   const Shape m{3, 4}, row{1, 4}, column{3, 1};
   auto sigmoid_ref = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
   return {
-      unary_row("neg", Op::Neg, -2, 2, [](Var a) { return neg(a); }, [](double x) { return -x; }),
-      {"add", Op::Add, {m, row}, -2, 2, [](auto a) { return add(a[0], a[1]); },
+      unary_row(
+          "neg", Op::Neg, -2, 2, [](Var a) { return neg(a); }, [](double x) { return -x; }),
+      {"add",
+       Op::Add,
+       {m, row},
+       -2,
+       2,
+       [](auto a) { return add(a[0], a[1]); },
        elementwise([](const auto& x) { return x[0] + x[1]; })},
-      {"sub", Op::Sub, {column, m}, -2, 2, [](auto a) { return sub(a[0], a[1]); },
+      {"sub",
+       Op::Sub,
+       {column, m},
+       -2,
+       2,
+       [](auto a) { return sub(a[0], a[1]); },
        elementwise([](const auto& x) { return x[0] - x[1]; })},
-      {"mul", Op::Mul, {m, column}, -2, 2, [](auto a) { return mul(a[0], a[1]); },
+      {"mul",
+       Op::Mul,
+       {m, column},
+       -2,
+       2,
+       [](auto a) { return mul(a[0], a[1]); },
        elementwise([](const auto& x) { return x[0] * x[1]; })},
-      {"div", Op::Div, {m, row}, 0.5, 2, [](auto a) { return div(a[0], a[1]); },
+      {"div",
+       Op::Div,
+       {m, row},
+       0.5,
+       2,
+       [](auto a) { return div(a[0], a[1]); },
        elementwise([](const auto& x) { return x[0] / x[1]; })},
-      unary_row("exp", Op::Exp, -1, 1, [](Var a) { return exp(a); }, [](double x) { return std::exp(x); }),
-      unary_row("log", Op::Log, 0.5, 2, [](Var a) { return log(a); }, [](double x) { return std::log(x); }),
-      unary_row("sin", Op::Sin, -2, 2, [](Var a) { return sin(a); }, [](double x) { return std::sin(x); }),
-      unary_row("cos", Op::Cos, -2, 2, [](Var a) { return cos(a); }, [](double x) { return std::cos(x); }),
-      unary_row("tanh", Op::Tanh, -2, 2, [](Var a) { return tanh(a); }, [](double x) { return std::tanh(x); }),
-      unary_row("sigmoid", Op::Sigmoid, -2, 2, [](Var a) { return sigmoid(a); }, sigmoid_ref),
-      unary_row("sqrt", Op::Sqrt, 0.5, 2, [](Var a) { return sqrt(a); }, [](double x) { return std::sqrt(x); }),
-      unary_row("pow", Op::PowC, 0.5, 2, [](Var a) { return pow(a, 2.5); },
-                [](double x) { return std::pow(x, 2.5); }),
-      unary_row("pow_negative", Op::PowC, 0.5, 2, [](Var a) { return pow(a, -1.5); },
-                [](double x) { return std::pow(x, -1.5); }),
-      unary_row("cast", Op::Cast, -2, 2, [](Var a) { return cast(a, DType::f32); },
-                [](double x) { return x; }),
-      {"select", Op::Select, {m, m, row}, -2, 2,
+      unary_row(
+          "exp", Op::Exp, -1, 1, [](Var a) { return exp(a); },
+          [](double x) { return std::exp(x); }),
+      unary_row(
+          "log", Op::Log, 0.5, 2, [](Var a) { return log(a); },
+          [](double x) { return std::log(x); }),
+      unary_row(
+          "sin", Op::Sin, -2, 2, [](Var a) { return sin(a); },
+          [](double x) { return std::sin(x); }),
+      unary_row(
+          "cos", Op::Cos, -2, 2, [](Var a) { return cos(a); },
+          [](double x) { return std::cos(x); }),
+      unary_row(
+          "tanh", Op::Tanh, -2, 2, [](Var a) { return tanh(a); },
+          [](double x) { return std::tanh(x); }),
+      unary_row(
+          "sigmoid", Op::Sigmoid, -2, 2, [](Var a) { return sigmoid(a); }, sigmoid_ref),
+      unary_row(
+          "sqrt", Op::Sqrt, 0.5, 2, [](Var a) { return sqrt(a); },
+          [](double x) { return std::sqrt(x); }),
+      unary_row(
+          "pow", Op::PowC, 0.5, 2, [](Var a) { return pow(a, 2.5); },
+          [](double x) { return std::pow(x, 2.5); }),
+      unary_row(
+          "pow_negative", Op::PowC, 0.5, 2, [](Var a) { return pow(a, -1.5); },
+          [](double x) { return std::pow(x, -1.5); }),
+      unary_row(
+          "cast", Op::Cast, -2, 2, [](Var a) { return cast(a, DType::f32); },
+          [](double x) { return x; }),
+      {"select",
+       Op::Select,
+       {m, m, row},
+       -2,
+       2,
        [](auto a) { return select(a[0], a[1], a[2]); },
-       elementwise([](const auto& x) { return x[0] != 0 ? x[1] : x[2]; }), true},
-      {"matmul", Op::MatMul, {{3, 4}, {4, 2}}, -1, 1, [](auto a) { return matmul(a[0], a[1]); },
+       elementwise([](const auto& x) { return x[0] != 0 ? x[1] : x[2]; }),
+       true},
+      {"matmul",
+       Op::MatMul,
+       {{3, 4}, {4, 2}},
+       -1,
+       1,
+       [](auto a) { return matmul(a[0], a[1]); },
        matmul_reference(false, false)},
-      {"matmul_ta", Op::MatMul, {{4, 3}, {4, 2}}, -1, 1,
-       [](auto a) { return matmul(a[0], a[1], true, false); }, matmul_reference(true, false)},
-      {"matmul_tb", Op::MatMul, {{3, 4}, {2, 4}}, -1, 1,
-       [](auto a) { return matmul(a[0], a[1], false, true); }, matmul_reference(false, true)},
-      {"matmul_tab", Op::MatMul, {{4, 3}, {2, 4}}, -1, 1,
-       [](auto a) { return matmul(a[0], a[1], true, true); }, matmul_reference(true, true)},
-      {"broadcast_row", Op::Broadcast, {row}, -2, 2, [=](auto a) { return broadcast(a[0], m); },
+      {"matmul_ta",
+       Op::MatMul,
+       {{4, 3}, {4, 2}},
+       -1,
+       1,
+       [](auto a) { return matmul(a[0], a[1], true, false); },
+       matmul_reference(true, false)},
+      {"matmul_tb",
+       Op::MatMul,
+       {{3, 4}, {2, 4}},
+       -1,
+       1,
+       [](auto a) { return matmul(a[0], a[1], false, true); },
+       matmul_reference(false, true)},
+      {"matmul_tab",
+       Op::MatMul,
+       {{4, 3}, {2, 4}},
+       -1,
+       1,
+       [](auto a) { return matmul(a[0], a[1], true, true); },
+       matmul_reference(true, true)},
+      {"broadcast_row",
+       Op::Broadcast,
+       {row},
+       -2,
+       2,
+       [=](auto a) { return broadcast(a[0], m); },
        broadcast_reference(m)},
-      {"broadcast_col", Op::Broadcast, {column}, -2, 2, [=](auto a) { return broadcast(a[0], m); },
+      {"broadcast_col",
+       Op::Broadcast,
+       {column},
+       -2,
+       2,
+       [=](auto a) { return broadcast(a[0], m); },
        broadcast_reference(m)},
-      {"slice_cols", Op::SliceCols, {m}, -2, 2, [](auto a) { return slice_cols(a[0], 1, 2); },
+      {"slice_cols",
+       Op::SliceCols,
+       {m},
+       -2,
+       2,
+       [](auto a) { return slice_cols(a[0], 1, 2); },
        slice_reference(true, 1, 2)},
-      {"slice_rows", Op::SliceRows, {m}, -2, 2, [](auto a) { return slice_rows(a[0], 1, 2); },
+      {"slice_rows",
+       Op::SliceRows,
+       {m},
+       -2,
+       2,
+       [](auto a) { return slice_rows(a[0], 1, 2); },
        slice_reference(false, 1, 2)},
-      {"concat_cols", Op::ConcatCols, {m, {3, 2}}, -2, 2,
-       [](auto a) { return concat_cols({a[0], a[1]}); }, concat_reference(true)},
-      {"concat_rows", Op::ConcatRows, {m, {2, 4}}, -2, 2,
-       [](auto a) { return concat_rows({a[0], a[1]}); }, concat_reference(false)},
-      {"sum_rows", Op::SumRows, {m}, -2, 2, [](auto a) { return sum_rows(a[0]); },
+      {"concat_cols",
+       Op::ConcatCols,
+       {m, {3, 2}},
+       -2,
+       2,
+       [](auto a) {
+         return concat_cols({a[0], a[1]});
+       },
+       concat_reference(true)},
+      {"concat_rows",
+       Op::ConcatRows,
+       {m, {2, 4}},
+       -2,
+       2,
+       [](auto a) {
+         return concat_rows({a[0], a[1]});
+       },
+       concat_reference(false)},
+      {"sum_rows",
+       Op::SumRows,
+       {m},
+       -2,
+       2,
+       [](auto a) { return sum_rows(a[0]); },
        reduce_reference(true, false)},
-      {"sum_cols", Op::SumCols, {m}, -2, 2, [](auto a) { return sum_cols(a[0]); },
+      {"sum_cols",
+       Op::SumCols,
+       {m},
+       -2,
+       2,
+       [](auto a) { return sum_cols(a[0]); },
        reduce_reference(false, false)},
-      {"mean_rows", Op::MeanRows, {m}, -2, 2, [](auto a) { return mean_rows(a[0]); },
+      {"mean_rows",
+       Op::MeanRows,
+       {m},
+       -2,
+       2,
+       [](auto a) { return mean_rows(a[0]); },
        reduce_reference(true, true)},
-      {"mean_cols", Op::MeanCols, {m}, -2, 2, [](auto a) { return mean_cols(a[0]); },
+      {"mean_cols",
+       Op::MeanCols,
+       {m},
+       -2,
+       2,
+       [](auto a) { return mean_cols(a[0]); },
        reduce_reference(false, true)},
   };
 }
@@ -270,6 +392,7 @@ TEST_P(PrimitiveTable, TaylorRuleMatchesNestedFirstOrder) {
     inner = first.derivative(inner, {1});
     nested.push_back(inner);
   }
+  verify(c.g);
   const std::vector<MatrixD> d = evaluate(direct, c.bindings), n = evaluate(nested, c.bindings);
   for (int k = 0; k < kMaxOrder; ++k) {
     const double scale = std::max(1.0, n[k].abs().maxCoeff());
@@ -320,6 +443,7 @@ TEST_P(PrimitiveTable, TransposeRulePassesDotProductTest) {
   std::vector<Var> outs{taylor.derivative(l.y, {1}), l.c};
   const std::vector<Var> grads = grad(l.loss, l.params);
   outs.insert(outs.end(), grads.begin(), grads.end());
+  verify(l.g);
   const std::vector<MatrixD> v = evaluate(outs, l.bindings);
   const double jt_c = dot(v[0], v[1]);
   double t_jtc = 0.0;
@@ -346,8 +470,7 @@ TEST_P(PrimitiveTable, GradientMatchesCentralDifferences) {
       const double down = evaluate(l.loss, l.bindings)(0, 0);
       p.reshaped()(k) = keep;
       const double fd = (up - down) / (2 * h);
-      EXPECT_NEAR(g[i].reshaped()(k), fd, 1e-7 * (1.0 + std::abs(fd)))
-          << name << " entry " << k;
+      EXPECT_NEAR(g[i].reshaped()(k), fd, 1e-7 * (1.0 + std::abs(fd))) << name << " entry " << k;
     }
   }
 }
@@ -387,18 +510,29 @@ TEST(TaylorIdentities, ClosedFormsUpToOrderSix) {
     for (int j = 0; j < k; ++j) f *= p - j;
     return f;
   };
-  check(exp(x), [](double v, int) { return std::exp(v); }, "exp");
-  check(sin(x), [](double v, int k) { return std::sin(v + k * M_PI / 2); }, "sin");
-  check(cos(x), [](double v, int k) { return std::cos(v + k * M_PI / 2); }, "cos");
-  check(log(x), [](double v, int k) { return (k % 2 ? 1.0 : -1.0) * std::tgamma(k) / std::pow(v, k); },
-        "log");
-  check(pow(x, 2.5), [&](double v, int k) { return falling(2.5, k) * std::pow(v, 2.5 - k); }, "pow");
-  check(sqrt(x), [&](double v, int k) { return falling(0.5, k) * std::pow(v, 0.5 - k); }, "sqrt");
-  check(1.0 / x, [&](double v, int k) { return falling(-1, k) * std::pow(v, -1 - k); }, "div");
-  check(x * exp(x), [](double v, int k) { return (v + k) * std::exp(v); }, "mul");
+  check(
+      exp(x), [](double v, int) { return std::exp(v); }, "exp");
+  check(
+      sin(x), [](double v, int k) { return std::sin(v + k * M_PI / 2); }, "sin");
+  check(
+      cos(x), [](double v, int k) { return std::cos(v + k * M_PI / 2); }, "cos");
+  check(
+      log(x),
+      [](double v, int k) { return (k % 2 ? 1.0 : -1.0) * std::tgamma(k) / std::pow(v, k); },
+      "log");
+  check(
+      pow(x, 2.5), [&](double v, int k) { return falling(2.5, k) * std::pow(v, 2.5 - k); }, "pow");
+  check(
+      sqrt(x), [&](double v, int k) { return falling(0.5, k) * std::pow(v, 0.5 - k); }, "sqrt");
+  check(
+      1.0 / x, [&](double v, int k) { return falling(-1, k) * std::pow(v, -1 - k); }, "div");
+  check(
+      x * exp(x), [](double v, int k) { return (v + k) * std::exp(v); }, "mul");
   // tanh' = 1 - tanh^2 and sigmoid' = sigmoid (1 - sigmoid): compare with exp forms.
-  check(tanh(x) - (1.0 - 2.0 / (exp(2.0 * x) + 1.0)), [](double, int) { return 0.0; }, "tanh");
-  check(sigmoid(x) - 1.0 / (1.0 + exp(-x)), [](double, int) { return 0.0; }, "sigmoid");
+  check(
+      tanh(x) - (1.0 - 2.0 / (exp(2.0 * x) + 1.0)), [](double, int) { return 0.0; }, "tanh");
+  check(
+      sigmoid(x) - 1.0 / (1.0 + exp(-x)), [](double, int) { return 0.0; }, "sigmoid");
 }
 
 }  // namespace

@@ -82,8 +82,7 @@ TEST_P(TaylorMlp, MatchesQuadPrecisionReference) {
       }
       const double err = testref::relative_error(ours, ref);
       worst[degree(partials[k])] = std::max(worst[degree(partials[k])], err);
-      EXPECT_LE(err, 1e-12) << "derivative " << multi_index_str(partials[k]) << " of output "
-                            << o;
+      EXPECT_LE(err, 1e-12) << "derivative " << multi_index_str(partials[k]) << " of output " << o;
     }
   }
   std::cout << "  " << c.name << ": largest relative error by order:";
@@ -127,7 +126,8 @@ TEST(TaylorLaplacian, Collapsed32dMatchesSumOfSecondDerivatives) {
   EXPECT_EQ(explicit_plan.stream_count(), 2 * kDims + 1);
   Taylor separate(explicit_plan);
   Var sum = separate.derivative(u, seconds[0]);
-  for (int i = 1; i < kDims; ++i) sum = sum + separate.derivative(u, seconds[static_cast<std::size_t>(i)]);
+  for (int i = 1; i < kDims; ++i)
+    sum = sum + separate.derivative(u, seconds[static_cast<std::size_t>(i)]);
 
   Bindings b = mlp.init_glorot_normal(32, 0.2);
   b["x"] = random_points(kPoints, kDims, 99);

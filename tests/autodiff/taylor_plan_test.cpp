@@ -57,9 +57,21 @@ TEST(TaylorPlan, LaplacianInDDimensionsHasDPlusTwoStreams) {
 
 TEST(TaylorPlan, AllPartialsUpToFourIn3dHave35Streams) {
   Graph g;
-  const TaylorPlan plan(coordinates(g, 3), {{4, 0, 0}, {0, 4, 0}, {0, 0, 4}, {2, 1, 1}, {1, 2, 1},
-                                           {1, 1, 2}, {2, 2, 0}, {2, 0, 2}, {0, 2, 2}, {3, 1, 0},
-                                           {3, 0, 1}, {1, 3, 0}, {0, 3, 1}, {1, 0, 3}, {0, 1, 3}});
+  const TaylorPlan plan(coordinates(g, 3), {{4, 0, 0},
+                                            {0, 4, 0},
+                                            {0, 0, 4},
+                                            {2, 1, 1},
+                                            {1, 2, 1},
+                                            {1, 1, 2},
+                                            {2, 2, 0},
+                                            {2, 0, 2},
+                                            {0, 2, 2},
+                                            {3, 1, 0},
+                                            {3, 0, 1},
+                                            {1, 3, 0},
+                                            {0, 3, 1},
+                                            {1, 0, 3},
+                                            {0, 1, 3}});
   EXPECT_EQ(plan.stream_count(), 35);
 }
 
