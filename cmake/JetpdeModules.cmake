@@ -14,8 +14,12 @@ endfunction()
 # jetpde_add_subdirectory_if_present(DIR)
 # add_subdirectory(DIR) when DIR has a CMakeLists.txt; folders without code yet are skipped (the
 # configure summary lists them). A macro, so that DIR's parent scope is the caller's.
+# The folder itself is a configure dependency: adding its CMakeLists.txt later changes the folder's
+# time stamp, and the next build re-runs CMake and picks it up.
 macro(jetpde_add_subdirectory_if_present dir)
   if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${dir}/CMakeLists.txt")
     add_subdirectory(${dir})
+  else()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/${dir}")
   endif()
 endmacro()
