@@ -60,12 +60,17 @@ std::string to_text(const Graph& graph, std::span<const Var> outputs) {
   for (auto id = static_cast<NodeId>(graph.size()) - 1; id >= 0; --id)
     if (keep[static_cast<std::size_t>(id)])
       for (NodeId a : graph.node(id).args) keep[static_cast<std::size_t>(a)] = true;
+  // Printed nodes are numbered densely in order, so dead nodes never show in the text.
+  std::vector<int> number(graph.size(), -1);
+  int next = 0;
   std::ostringstream os;
   for (NodeId id = 0; id < static_cast<NodeId>(graph.size()); ++id) {
     if (!keep[static_cast<std::size_t>(id)]) continue;
+    number[static_cast<std::size_t>(id)] = next;
     const Node& n = graph.node(id);
-    os << "%" << id << " = " << op_name(n.op);
-    for (std::size_t i = 0; i < n.args.size(); ++i) os << (i ? ", %" : " %") << n.args[i];
+    os << "%" << next++ << " = " << op_name(n.op);
+    for (std::size_t i = 0; i < n.args.size(); ++i)
+      os << (i ? ", %" : " %") << number[static_cast<std::size_t>(n.args[i])];
     os << attrs_text(n) << " : " << dtype_name(n.dtype) << n.shape.str() << "\n";
   }
   return os.str();

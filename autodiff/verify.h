@@ -13,7 +13,7 @@ namespace jetpde {
 // primitive's rules, and that no two nodes are equal (interning holds). InternalError otherwise.
 void verify(const Graph& graph);
 
-// One line per node reachable from `outputs` (all nodes when empty):
+// One line per node reachable from `outputs` (all nodes when empty), numbered densely:
 //   %7 = tanh %6 : f32[8,16]
 std::string to_text(const Graph& graph, std::span<const Var> outputs = {});
 

@@ -1,0 +1,45 @@
+// The CPU backend's compiler role: C++ source -> shared object, through the host compiler, cached
+// on disk by a hash of the source, the compiler and the CPU (DESIGN.md section 7, step 7).
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace jetpde::compiler {
+
+struct CpuCompileOptions {
+  std::string cache_dir;  // empty: $JETPDE_CACHE_DIR, else ~/.cache/jetpde
+  std::string compiler;   // empty: $CXX, else the compiler jetpde was built with, else c++
+};
+
+// A loaded shared object. It stays loaded for the life of the process (see the destructor).
+class SharedObject {
+ public:
+  SharedObject(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  ~SharedObject();
+  SharedObject(const SharedObject&) = delete;
+  SharedObject& operator=(const SharedObject&) = delete;
+  void* symbol(const std::string& name) const;  // InternalError when missing
+  const std::string& path() const { return path_; }
+
+ private:
+  void* handle_;
+  std::string path_;
+};
+
+struct CpuBuild {
+  std::shared_ptr<SharedObject> object;
+  bool cache_hit = false;
+  double seconds = 0.0;  // compiling (or finding in the cache) and loading
+};
+
+// Compiles `source` (or finds it in the cache) and loads it. UserError, with the compiler's
+// output, when the compiler is missing or fails.
+CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions& options);
+
+// The directory compiled programs are cached in.
+std::string cache_directory(const CpuCompileOptions& options);
+// Whether a working host compiler is available (checked once per process).
+bool host_compiler_available(const CpuCompileOptions& options);
+
+}  // namespace jetpde::compiler

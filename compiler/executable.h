@@ -1,0 +1,72 @@
+// Executable: compile a graph once; bind inputs and parameters; run; read outputs; run again
+// without reallocating (DESIGN.md section 7).
+//
+//   compiler::Executable exe(outputs);          // passes, lowering, memory plan, codegen, load
+//   exe.set("x", points); exe.set("W0", w0);    // by leaf name; copied into the arena
+//   exe.run();
+//   MatrixD loss = exe.output(0);
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "autodiff/interpreter.h"
+#include "autodiff/ir.h"
+#include "compiler/cpu_compiler.h"
+#include "compiler/pipeline.h"
+#include "compiler/program.h"
+
+namespace jetpde::compiler {
+
+enum class Backend {
+  cpu,          // generated C++ kernels and BLAS GEMMs
+  interpreter,  // the reference interpreter (the fallback where no host compiler is found)
+};
+std::string backend_name(Backend backend);
+
+struct CompileOptions {
+  Backend backend = Backend::cpu;
+  CpuCompileOptions cpu;
+  PipelineOptions pipeline;
+  // Pipeline logging and dumps from the environment (JETPDE_LOG, JETPDE_DUMP_IR).
+  static CompileOptions from_environment();
+};
+
+struct CompileStats {
+  std::size_t nodes_in = 0, nodes_optimized = 0;
+  int kernels = 0, gemms = 0;
+  std::int64_t arena_bytes = 0, peak_live_bytes = 0;
+  double optimize_seconds = 0, lower_seconds = 0, build_seconds = 0, total_seconds = 0;
+  bool cache_hit = false;
+};
+
+class Executable {
+ public:
+  // Compiles `outputs` (all of one graph). With Backend::cpu and no working host compiler, warns
+  // on stderr and uses the interpreter.
+  explicit Executable(std::span<const Var> outputs,
+                      const CompileOptions& options = CompileOptions::from_environment());
+  ~Executable();
+  Executable(Executable&&) noexcept;
+  Executable& operator=(Executable&&) noexcept;
+
+  // Binds an input or param by name. UserError for an unknown name or a wrong shape.
+  void set(const std::string& name, const MatrixD& value);
+  void set(const Bindings& values);
+  void run();
+  // Runs once, timing each step: seconds per step, in program order (empty for the interpreter).
+  std::vector<double> run_timed();
+  MatrixD output(std::size_t k) const;
+  std::size_t num_outputs() const;
+
+  Backend backend() const;
+  const CompileStats& stats() const;
+  const Program& program() const;  // empty for the interpreter
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jetpde::compiler

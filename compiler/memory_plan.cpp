@@ -1,0 +1,86 @@
+// Memory plan: liveness-based reuse of one arena.
+//
+// A temporary buffer lives from the first step that uses it to the last; inputs, params,
+// constants and outputs live throughout. Buffers are placed largest first at the lowest
+// 64-byte-aligned offset that overlaps no placed buffer whose lifetime overlaps theirs (the
+// greedy-by-size heuristic of TFLite's arena planner). Lifetimes are closed intervals, so a step
+// never writes a buffer in the memory of one it reads.
+#include <algorithm>
+#include <numeric>
+
+#include "compiler/lower.h"
+
+namespace jetpde::compiler {
+namespace {
+
+constexpr std::int64_t kAlignment = 64;
+
+std::int64_t align_up(std::int64_t x) { return (x + kAlignment - 1) / kAlignment * kAlignment; }
+
+template <class F>
+void for_each_view(const Step& step, F f) {
+  if (const auto* k = std::get_if<Kernel>(&step.op)) {
+    for (const View& v : k->loads) f(v);
+    for (const auto& s : k->stores) f(s.target);
+    for (const auto& r : k->reductions) f(r.target);
+  } else {
+    const Gemm& g = std::get<Gemm>(step.op);
+    f(g.a);
+    f(g.b);
+    f(g.c);
+  }
+}
+
+}  // namespace
+
+std::int64_t Buffer::bytes() const { return shape.size() * (dtype == DType::f64 ? 8 : 4); }
+
+void plan_memory(Program& p) {
+  const auto n = p.buffers.size();
+  const int last_step = static_cast<int>(p.steps.size());
+  std::vector<int> first(n, last_step + 1), last(n, -1);
+  for (int s = 0; s < last_step; ++s)
+    for_each_view(p.steps[static_cast<std::size_t>(s)], [&](const View& v) {
+      first[static_cast<std::size_t>(v.buffer)] =
+          std::min(first[static_cast<std::size_t>(v.buffer)], s);
+      last[static_cast<std::size_t>(v.buffer)] =
+          std::max(last[static_cast<std::size_t>(v.buffer)], s);
+    });
+  for (std::size_t b = 0; b < n; ++b)
+    if (p.buffers[b].kind != Buffer::Kind::Temp) first[b] = -1, last[b] = last_step;
+  for (const View& v : p.outputs) last[static_cast<std::size_t>(v.buffer)] = last_step;
+  for (std::size_t b = 0; b < n; ++b)
+    if (last[b] < 0) first[b] = last[b] = -1;  // never used by a step (an output that is a leaf)
+
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return p.buffers[a].bytes() > p.buffers[b].bytes();
+  });
+  std::vector<std::size_t> placed;
+  p.arena_bytes = 0;
+  for (std::size_t b : order) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [begin, end) of live neighbours
+    for (std::size_t q : placed)
+      if (first[q] <= last[b] && first[b] <= last[q])
+        busy.emplace_back(p.buffers[q].offset, p.buffers[q].offset + p.buffers[q].bytes());
+    std::sort(busy.begin(), busy.end());
+    std::int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + p.buffers[b].bytes() <= begin) break;
+      offset = std::max(offset, align_up(end));
+    }
+    p.buffers[b].offset = offset;
+    p.arena_bytes = std::max(p.arena_bytes, align_up(offset + p.buffers[b].bytes()));
+    placed.push_back(b);
+  }
+  p.peak_live_bytes = 0;
+  for (int s = -1; s <= last_step; ++s) {
+    std::int64_t live = 0;
+    for (std::size_t b = 0; b < n; ++b)
+      if (first[b] <= s && s <= last[b]) live += p.buffers[b].bytes();
+    p.peak_live_bytes = std::max(p.peak_live_bytes, live);
+  }
+}
+
+}  // namespace jetpde::compiler

@@ -1,0 +1,20 @@
+// The compiler's passes, one file each (DESIGN.md section 7). Each takes a module and returns a
+// new one computing the same outputs; `pipeline.h` runs them in order.
+#pragma once
+
+#include "compiler/module.h"
+
+namespace jetpde::compiler {
+
+// Algebraic identities with zeros and ones, double negation, chains of constant factors,
+// cheaper forms of constant powers. See simplify.cpp.
+Module simplify(const Module& in);
+
+// Evaluates operations whose operands are all constants, when the result is small.
+Module fold_constants(const Module& in);
+
+// Drops nodes no output needs. Common subexpressions are already shared by interning, so the
+// rebuilt graph is also CSE'd.
+Module eliminate_dead_code(const Module& in);
+
+}  // namespace jetpde::compiler

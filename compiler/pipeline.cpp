@@ -1,0 +1,65 @@
+#include "compiler/pipeline.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "autodiff/verify.h"
+#include "compiler/passes.h"
+
+namespace jetpde::compiler {
+namespace {
+
+struct NamedPass {
+  const char* name;
+  Module (*run)(const Module&);
+};
+
+constexpr NamedPass kPasses[] = {
+    {"simplify", simplify},
+    {"fold_constants", fold_constants},
+    {"eliminate_dead_code", eliminate_dead_code},
+};
+
+void dump(const PipelineOptions& o, int index, const char* name, const Module& m) {
+  if (o.dump_ir.empty()) return;
+  const std::vector<Var> outs = m.output_vars();
+  const std::string text = to_text(*m.graph, outs);
+  if (o.dump_ir == "-" || o.dump_ir == "1") {
+    std::cerr << "// after " << name << "\n" << text;
+    return;
+  }
+  std::filesystem::create_directories(o.dump_ir);
+  char file[64];
+  std::snprintf(file, sizeof file, "%02d-%s.ir", index, name);
+  std::ofstream(std::filesystem::path(o.dump_ir) / file) << text;
+}
+
+}  // namespace
+
+PipelineOptions PipelineOptions::from_environment() {
+  PipelineOptions o;
+  if (const char* log = std::getenv("JETPDE_LOG")) o.log = *log && std::string(log) != "0";
+  if (const char* dump = std::getenv("JETPDE_DUMP_IR")) o.dump_ir = dump;
+  return o;
+}
+
+Module optimize(Module m, const PipelineOptions& o) {
+  verify(*m.graph);
+  dump(o, 0, "input", m);
+  int index = 1;
+  for (const NamedPass& pass : kPasses) {
+    if (o.log) std::cerr << "[jetpde] pass " << pass.name << ": " << m.graph->size() << " nodes\n";
+    m = pass.run(m);
+#ifndef NDEBUG
+    verify(*m.graph);
+#endif
+    dump(o, index++, pass.name, m);
+  }
+  if (o.log) std::cerr << "[jetpde] optimized: " << m.graph->size() << " nodes\n";
+  return m;
+}
+
+}  // namespace jetpde::compiler

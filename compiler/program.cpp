@@ -1,0 +1,85 @@
+#include "compiler/program.h"
+
+#include <sstream>
+
+#include "autodiff/primitive.h"
+
+namespace jetpde::compiler {
+namespace {
+
+std::string view_text(const View& v) {
+  std::ostringstream os;
+  os << "b" << v.buffer;
+  if (v.row0 || v.col0) os << "@" << v.row0 << "," << v.col0;
+  os << v.shape.str();
+  if (v.row_broadcast) os << "^r";
+  if (v.col_broadcast) os << "^c";
+  return os.str();
+}
+
+const char* kind_name(Buffer::Kind k) {
+  switch (k) {
+    case Buffer::Kind::Input:
+      return "input";
+    case Buffer::Kind::Param:
+      return "param";
+    case Buffer::Kind::Constant:
+      return "const";
+    case Buffer::Kind::Temp:
+      return "temp";
+  }
+  return "?";
+}
+
+void kernel_text(std::ostringstream& os, const Kernel& k) {
+  os << "kernel " << k.domain.str() << "\n";
+  for (std::size_t i = 0; i < k.values.size(); ++i) {
+    const Value& v = k.values[i];
+    os << "    v" << i << " = ";
+    if (v.kind == Value::Kind::Load)
+      os << "load " << view_text(k.loads[static_cast<std::size_t>(v.load)]);
+    else if (v.kind == Value::Kind::Literal)
+      os << "literal " << v.real;
+    else {
+      os << op_name(v.op);
+      for (int a : v.args) os << " v" << a;
+      if (v.op == Op::PowC) os << " ^" << v.real;
+    }
+    os << "\n";
+  }
+  for (const auto& s : k.stores)
+    os << "    store v" << s.value << " -> " << view_text(s.target) << "\n";
+  for (const auto& r : k.reductions)
+    os << "    " << (r.mean ? "mean" : "sum") << (r.over_rows ? "_rows" : "_cols") << " v"
+       << r.value << " -> " << view_text(r.target) << "\n";
+}
+
+}  // namespace
+
+std::string Program::to_text() const {
+  std::ostringstream os;
+  for (std::size_t b = 0; b < buffers.size(); ++b) {
+    const Buffer& buf = buffers[b];
+    os << "b" << b << ": " << kind_name(buf.kind) << " " << dtype_name(buf.dtype)
+       << buf.shape.str();
+    if (!buf.name.empty()) os << " '" << buf.name << "'";
+    if (buf.offset >= 0) os << " @" << buf.offset;
+    os << "\n";
+  }
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    os << s << ": ";
+    if (const auto* k = std::get_if<Kernel>(&steps[s].op)) {
+      kernel_text(os, *k);
+    } else {
+      const Gemm& g = std::get<Gemm>(steps[s].op);
+      os << "gemm " << view_text(g.c) << " = " << view_text(g.a) << (g.transpose_a ? "'" : "")
+         << " @ " << view_text(g.b) << (g.transpose_b ? "'" : "") << "\n";
+    }
+  }
+  os << "outputs:";
+  for (const View& v : outputs) os << " " << view_text(v);
+  os << "\narena: " << arena_bytes << " bytes, peak live " << peak_live_bytes << " bytes\n";
+  return os.str();
+}
+
+}  // namespace jetpde::compiler

@@ -1,0 +1,87 @@
+// The kernel program: what lowering makes of a module and what a backend renders and runs.
+//
+// Buffers live in one arena. Steps run in order; each is a library GEMM or a generated kernel.
+// A kernel is a fused loop nest over a 2-D domain [rows, cols]: it loads operands through views
+// (offsets and broadcasting, never copies), computes a straight-line list of elementwise values,
+// stores some of them, and reduces some over rows or columns (the loss mean, a bias gradient).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "autodiff/ir.h"
+
+namespace jetpde::compiler {
+
+struct Buffer {
+  enum class Kind { Input, Param, Constant, Temp };
+  Kind kind = Kind::Temp;
+  std::string name;  // inputs and params: the leaf's name
+  Shape shape;
+  DType dtype = DType::f32;  // storage type; bf16 and f16 are stored as f32 (emulated)
+  std::vector<double> data;  // constants
+  std::int64_t offset = -1;  // bytes from the arena's start, set by the memory plan
+  std::int64_t bytes() const;
+};
+
+// Element (i, j) of a view is buffer[(row0 + i') * ld + col0 + j'] with ld the buffer's column
+// count, i' = 0 when the view broadcasts rows (else i), j' likewise for columns.
+struct View {
+  int buffer = -1;
+  std::int64_t row0 = 0, col0 = 0;
+  Shape shape;
+  bool row_broadcast = false, col_broadcast = false;
+};
+
+// One value of a kernel: an elementwise primitive over earlier values, a load, or a literal.
+struct Value {
+  enum class Kind { Compute, Load, Literal };
+  Kind kind = Kind::Compute;
+  Op op = Op::Neg;
+  DType dtype = DType::f32;
+  std::vector<int> args;  // earlier values of the same kernel
+  double real = 0.0;      // PowC exponent, or the literal
+  int load = -1;          // index into Kernel::loads
+};
+
+struct Kernel {
+  Shape domain;
+  std::vector<View> loads;
+  std::vector<Value> values;
+  struct Store {
+    int value;
+    View target;
+  };
+  std::vector<Store> stores;
+  struct Reduction {
+    int value;
+    bool over_rows;  // sum over rows ([r,c] -> [1,c]); else over columns ([r,c] -> [r,1])
+    bool mean;
+    View target;
+  };
+  std::vector<Reduction> reductions;
+};
+
+// c = op(a) op(b) by the BLAS.
+struct Gemm {
+  View a, b, c;
+  bool transpose_a = false, transpose_b = false;
+};
+
+struct Step {
+  std::variant<Kernel, Gemm> op;
+};
+
+struct Program {
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<View> outputs;
+  std::int64_t arena_bytes = 0;      // set by the memory plan
+  std::int64_t peak_live_bytes = 0;  // largest sum of buffers live at one step (a lower bound)
+
+  std::string to_text() const;  // a listing for dumps and tests
+};
+
+}  // namespace jetpde::compiler

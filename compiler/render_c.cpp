@@ -1,0 +1,173 @@
+#include "compiler/render_c.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "autodiff/errors.h"
+#include "autodiff/primitive.h"
+
+namespace jetpde::compiler {
+namespace {
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string storage_type(const Buffer& b) { return b.dtype == DType::f64 ? "double" : "float"; }
+
+// Index expression of element (i, j) of a view.
+std::string index_of(const View& v, std::int64_t ld) {
+  std::ostringstream os;
+  os << "(" << v.row0;
+  if (!v.row_broadcast) os << " + i";
+  os << ") * " << ld << " + " << v.col0;
+  if (!v.col_broadcast) os << " + j";
+  return os.str();
+}
+
+std::string pointer(const Program& p, const View& v, bool writable) {
+  const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
+  std::ostringstream os;
+  os << "((" << (writable ? "" : "const ") << storage_type(b) << "*)(arena + " << b.offset << "))";
+  return os.str();
+}
+
+void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, std::size_t step) {
+  const std::int64_t rows = k.domain.rows, cols = k.domain.cols;
+  bool row_reduce = false;
+  for (const auto& r : k.reductions) row_reduce = row_reduce || r.over_rows;
+  os << "extern \"C\" void " << kernel_symbol(step) << "(char* __restrict arena) {\n";
+  // Per-thread partial sums over rows, combined in thread order (deterministic for a fixed
+  // thread count).
+  if (row_reduce) {
+    os << "  const int nt = " << (rows * cols >= 32768 ? "omp_get_max_threads()" : "1") << ";\n"
+       << "  double* partial = (double*)calloc((size_t)nt * " << cols * k.reductions.size()
+       << ", sizeof(double));\n";
+  }
+  os << "  #pragma omp parallel if(" << (rows * cols >= 32768 ? "1" : "0") << ")\n  {\n";
+  if (row_reduce)
+    os << "  double* acc = partial + (size_t)omp_get_thread_num() * " << cols * k.reductions.size()
+       << ";\n";
+  os << "  #pragma omp for schedule(static)\n"
+     << "  for (long i = 0; i < " << rows << "; ++i) {\n";
+  std::string simd_reduction;
+  for (std::size_t r = 0; r < k.reductions.size(); ++r)
+    if (!k.reductions[r].over_rows) {
+      os << "    double c" << r << " = 0;\n";
+      simd_reduction += (simd_reduction.empty() ? "" : ",") + std::string("c") + std::to_string(r);
+    }
+  os << "    #pragma omp simd"
+     << (simd_reduction.empty() ? "" : " reduction(+:" + simd_reduction + ")")
+     << "\n    for (long j = 0; j < " << cols << "; ++j) {\n";
+  for (std::size_t v = 0; v < k.values.size(); ++v) {
+    const Value& val = k.values[v];
+    os << "      const " << c_type(val.dtype) << " v" << v << " = ";
+    if (val.kind == Value::Kind::Load) {
+      const View& view = k.loads[static_cast<std::size_t>(val.load)];
+      const Buffer& b = p.buffers[static_cast<std::size_t>(view.buffer)];
+      os << pointer(p, view, false) << "[" << index_of(view, b.shape.cols) << "];\n";
+    } else {
+      os << c_value_expression(k, static_cast<int>(v), "v") << ";\n";
+    }
+  }
+  for (const auto& s : k.stores) {
+    const Buffer& b = p.buffers[static_cast<std::size_t>(s.target.buffer)];
+    os << "      " << pointer(p, s.target, true) << "[" << index_of(s.target, b.shape.cols)
+       << "] = v" << s.value << ";\n";
+  }
+  for (std::size_t r = 0; r < k.reductions.size(); ++r) {
+    const auto& red = k.reductions[r];
+    if (red.over_rows)
+      os << "      acc[" << r * cols << " + j] += v" << red.value << ";\n";
+    else
+      os << "      c" << r << " += v" << red.value << ";\n";
+  }
+  os << "    }\n";
+  for (std::size_t r = 0; r < k.reductions.size(); ++r) {
+    const auto& red = k.reductions[r];
+    if (red.over_rows) continue;
+    const Buffer& b = p.buffers[static_cast<std::size_t>(red.target.buffer)];
+    os << "    " << pointer(p, red.target, true) << "[(" << red.target.row0 << " + i) * "
+       << b.shape.cols << " + " << red.target.col0 << "] = (" << storage_type(b) << ")(c" << r
+       << (red.mean ? " / " + std::to_string(cols) + ".0" : "") << ");\n";
+  }
+  os << "  }\n  }\n";
+  for (std::size_t r = 0; r < k.reductions.size(); ++r) {
+    const auto& red = k.reductions[r];
+    if (!red.over_rows) continue;
+    const Buffer& b = p.buffers[static_cast<std::size_t>(red.target.buffer)];
+    os << "  for (long j = 0; j < " << cols << "; ++j) {\n    double s = 0;\n"
+       << "    for (int t = 0; t < nt; ++t) s += partial[(size_t)t * " << cols * k.reductions.size()
+       << " + " << r * cols << " + j];\n    " << pointer(p, red.target, true) << "["
+       << red.target.row0 << " * " << b.shape.cols << " + " << red.target.col0 << " + j] = ("
+       << storage_type(b) << ")(s" << (red.mean ? " / " + std::to_string(rows) + ".0" : "")
+       << ");\n  }\n";
+  }
+  if (row_reduce) os << "  free(partial);\n";
+  os << "}\n\n";
+}
+
+constexpr const char* kPrelude = R"(// Generated by jetpde: one function per kernel step.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <omp.h>
+using std::exp; using std::log; using std::sin; using std::cos; using std::tanh;
+using std::sqrt; using std::pow;
+static inline float jp_bf16(float x) {
+  unsigned u; std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return x;
+  u += 0x7fffu + ((u >> 16) & 1u); u &= 0xffff0000u;
+  std::memcpy(&x, &u, 4); return x;
+}
+static inline float jp_f16(float x) { return (float)(_Float16)x; }
+
+)";
+
+}  // namespace
+
+std::string c_type(DType dtype) { return dtype == DType::f64 ? "double" : "float"; }
+
+std::string c_literal(double value, DType dtype) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", value);
+  std::string s = buf;
+  if (s == "inf")
+    s = "__builtin_inf()";
+  else if (s == "-inf")
+    s = "(-__builtin_inf())";
+  else if (s == "nan" || s == "-nan")
+    s = "__builtin_nan(\"\")";
+  return "((" + c_type(dtype) + ")" + s + ")";
+}
+
+std::string c_value_expression(const Kernel& k, int index, const std::string& prefix) {
+  const Value& v = k.values[static_cast<std::size_t>(index)];
+  if (v.kind == Value::Kind::Literal) return c_literal(v.real, v.dtype);
+  check_internal(v.kind == Value::Kind::Compute, "c_value_expression of a load");
+  const Primitive& prim = primitive(v.op);
+  check_internal(prim.c_expr != nullptr, std::string("no C expression for ") + prim.name);
+  std::string e = prim.c_expr;
+  for (std::size_t a = 0; a < v.args.size(); ++a)
+    e = replace_all(e, "{" + std::to_string(a) + "}", prefix + std::to_string(v.args[a]));
+  e = replace_all(e, "{p}", c_literal(v.real, v.dtype));
+  e = replace_all(e, "{T}", c_type(v.dtype));
+  if (v.dtype == DType::bf16) e = "jp_bf16(" + e + ")";
+  if (v.dtype == DType::f16) e = "jp_f16(" + e + ")";
+  return e;
+}
+
+std::string kernel_symbol(std::size_t step) { return "jetpde_step" + std::to_string(step); }
+
+std::string render_cpu_source(const Program& program) {
+  std::ostringstream os;
+  os << kPrelude;
+  for (std::size_t s = 0; s < program.steps.size(); ++s)
+    if (const auto* k = std::get_if<Kernel>(&program.steps[s].op))
+      render_kernel(os, program, *k, s);
+  return os.str();
+}
+
+}  // namespace jetpde::compiler

@@ -1,0 +1,115 @@
+// The executable's life cycle: the compile cache, the interpreter fallback, and its user errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "autodiff/errors.h"
+#include "autodiff/ops.h"
+#include "compiler/executable.h"
+#include "compiler/lower.h"
+#include "compiler/pipeline.h"
+#include "compiler/render_c.h"
+
+namespace jetpde::compiler {
+namespace {
+
+CompileOptions fresh_cache(const std::string& name) {
+  CompileOptions o;
+  o.cpu.cache_dir = ::testing::TempDir() + "jetpde-cache-" + name;
+  std::filesystem::remove_all(o.cpu.cache_dir);
+  return o;
+}
+
+struct Layer {
+  Graph g{DType::f64};
+  Var x = g.input("x", {8, 2});
+  Var w = g.param("W", {2, 3});
+  Var b = g.param("b", {1, 3});
+  Var y = tanh(matmul(x, w) + b);
+  Bindings values{
+      {"x", MatrixD::Random(8, 2)}, {"W", MatrixD::Random(2, 3)}, {"b", MatrixD::Random(1, 3)}};
+};
+
+void expect_user_error(const std::function<void()>& f, const std::string& message) {
+  try {
+    f();
+    ADD_FAILURE() << "no UserError; expected: " << message;
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+}
+
+TEST(CompileCache, TheSecondCompileIsACacheHit) {
+  const CompileOptions o = fresh_cache("hit");
+  Layer l;
+  const std::vector<Var> outs{l.y};
+  Executable first(outs, o);
+  EXPECT_FALSE(first.stats().cache_hit);
+  Executable second(outs, o);
+  EXPECT_TRUE(second.stats().cache_hit);
+  std::size_t objects = 0;
+  for (const auto& e : std::filesystem::directory_iterator(o.cpu.cache_dir))
+    objects += e.path().extension() == ".so";
+  EXPECT_EQ(objects, 1u);
+  second.set(l.values);
+  second.run();
+  EXPECT_TRUE(second.output(0).isApprox(evaluate(l.y, l.values)));
+}
+
+TEST(Fallback, NoHostCompilerMeansTheInterpreterWithAWarning) {
+  CompileOptions o = fresh_cache("fallback");
+  o.cpu.compiler = "/nonexistent/c++";
+  Layer l;
+  const std::vector<Var> outs{l.y};
+  ::testing::internal::CaptureStderr();
+  Executable exe(outs, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(exe.backend(), Backend::interpreter);
+  EXPECT_NE(err.find("no working host compiler found; running the reference interpreter"),
+            std::string::npos)
+      << err;
+  exe.set(l.values);
+  exe.run();
+  EXPECT_TRUE(exe.output(0).isApprox(evaluate(l.y, l.values)));
+}
+
+TEST(ExecutableErrors, UnknownNamesShapesAndEarlyReads) {
+  Layer l;
+  const std::vector<Var> outs{l.y};
+  Executable exe(outs, fresh_cache("errors"));
+  expect_user_error([&] { exe.set("W1", MatrixD::Zero(2, 3)); },
+                    "executable: the graph has no input or param named 'W1'");
+  expect_user_error([&] { exe.set("W", MatrixD::Zero(3, 2)); },
+                    "executable: 'W' [2,3] is bound to a value of shape [3,2]");
+  expect_user_error([&] { exe.output(0); }, "executable: output read before run()");
+  exe.set(l.values);
+  exe.run();
+  expect_user_error([&] { exe.output(1); }, "executable: no output number 1");
+}
+
+// The generated source of a small graph, compared with a reviewed copy. Regenerate it with
+// JETPDE_UPDATE_GOLDEN=1 after an intended change of the renderer, and review the diff.
+TEST(Golden, RenderedSourceOfADenseLayerAndItsLoss) {
+  Graph g;
+  const Var x = g.input("x", {64, 2});
+  const Var w = g.param("W", {2, 8});
+  const Var b = g.param("b", {1, 8});
+  const Var h = tanh(matmul(x, w) + b);
+  const std::vector<Var> outs{mean_all(square(h - 0.5)), sum_cols(h)};
+  Program p = lower(optimize(module_of(outs), {}));
+  plan_memory(p);
+  const std::string source = render_cpu_source(p);
+  const std::string path =
+      std::string(JETPDE_SOURCE_DIR) + "/tests/compiler/golden/dense_layer.cpp";
+  if (const char* update = std::getenv("JETPDE_UPDATE_GOLDEN"); update && *update == '1')
+    std::ofstream(path) << source;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << "missing " << path;
+  const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(source, golden);
+}
+
+}  // namespace
+}  // namespace jetpde::compiler

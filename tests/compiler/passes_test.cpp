@@ -1,0 +1,115 @@
+// Pass tests: small graphs as textual IR before and after each pass, including graphs a pass
+// must leave unchanged (in the manner of MLIR's test/Transforms).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "autodiff/ops.h"
+#include "autodiff/verify.h"
+#include "compiler/passes.h"
+#include "compiler/pipeline.h"
+
+namespace jetpde::compiler {
+namespace {
+
+std::string text(const Module& m) {
+  const std::vector<Var> outs = m.output_vars();
+  return to_text(*m.graph, outs);
+}
+
+Module one(Var v) {
+  const std::vector<Var> outs{v};
+  return module_of(outs);
+}
+
+TEST(Simplify, AddingZeroAndMultiplyingByOneVanish) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  EXPECT_EQ(text(simplify(one((x * 1.0) + 0.0))), "%0 = input 'x' : f32[4,2]\n");
+}
+
+TEST(Simplify, ChainsOfConstantFactorsMultiply) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  EXPECT_EQ(text(simplify(one(2.0 * (3.0 * x)))),
+            "%0 = input 'x' : f32[4,2]\n"
+            "%1 = const [6] : f32[1,1]\n"
+            "%2 = mul %0, %1 : f32[4,2]\n");
+}
+
+TEST(Simplify, DoubleNegationAndSubtractingANegation) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  const Var y = g.input("y", {4, 2});
+  EXPECT_EQ(text(simplify(one(neg(neg(x)) - neg(y)))),
+            "%0 = input 'x' : f32[4,2]\n"
+            "%1 = input 'y' : f32[4,2]\n"
+            "%2 = add %0, %1 : f32[4,2]\n");
+}
+
+TEST(Simplify, SquareBecomesAProduct) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  EXPECT_EQ(text(simplify(one(pow(x, 2.0)))),
+            "%0 = input 'x' : f32[4,2]\n"
+            "%1 = mul %0, %0 : f32[4,2]\n");
+}
+
+TEST(Simplify, ZerosPropagateThroughMatmulAndReductions) {
+  Graph g;
+  const Var w = g.param("W", {2, 3});
+  const Var z = zeros(g, {4, 2}, DType::f32);
+  EXPECT_EQ(text(simplify(one(sum_rows(matmul(z, w))))),
+            "%0 = const [0] : f32[1,1]\n"
+            "%1 = broadcast %0 {1, 3} : f32[1,3]\n");
+}
+
+TEST(Simplify, LeavesOrdinaryArithmeticUnchanged) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  const Var y = g.input("y", {1, 2});
+  const Module m = one(tanh(x) * y - exp(x) / 3.0);
+  EXPECT_EQ(text(simplify(m)), text(m));
+}
+
+TEST(FoldConstants, SmallConstantExpressionsFold) {
+  Graph g(DType::f64);
+  const Var a = g.constant({1, 2}, {1.0, 2.0});
+  const Var b = g.constant({1, 2}, {0.5, 4.0});
+  EXPECT_EQ(text(fold_constants(one(exp(a * b - 0.5)))), "%0 = const [1 1808.04] : f64[1,2]\n");
+}
+
+TEST(FoldConstants, LeavesBroadcastsAndLargeResultsUnfolded) {
+  Graph g(DType::f64);
+  const Var c = g.scalar(2.0);
+  const Module wide = one(broadcast(c, {100, 100}));
+  EXPECT_EQ(text(fold_constants(wide)), text(wide));
+  const Var big = g.constant({1, 5000}, std::vector<double>(5000, 1.0));
+  const Module large = one(exp(big));
+  EXPECT_EQ(text(fold_constants(large)), text(large));
+}
+
+TEST(EliminateDeadCode, DropsWhatNoOutputNeeds) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  (void)exp(x);  // dead
+  const Var keep = tanh(x);
+  EXPECT_EQ(text(eliminate_dead_code(one(keep))),
+            "%0 = input 'x' : f32[4,2]\n"
+            "%1 = tanh %0 : f32[4,2]\n");
+}
+
+TEST(Pipeline, DumpsTheIrAfterEveryPass) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  PipelineOptions o;
+  o.dump_ir = ::testing::TempDir() + "jetpde-dump";
+  const Module m = optimize(one(x * 1.0), o);
+  verify(*m.graph);
+  for (const char* file :
+       {"00-input.ir", "01-simplify.ir", "02-fold_constants.ir", "03-eliminate_dead_code.ir"})
+    EXPECT_TRUE(std::ifstream(o.dump_ir + "/" + file).good()) << file;
+}
+
+}  // namespace
+}  // namespace jetpde::compiler
