@@ -1,18 +1,17 @@
 #include "compiler/executable.h"
 
-#include <cblas.h>
-
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
+#include <map>
 #include <unordered_map>
 
 #include "autodiff/errors.h"
-#include "compiler/lower.h"
-#include "compiler/render_c.h"
+#include "compiler/runtime.h"
 
 namespace jetpde::compiler {
+
+void register_cpu_runtime();  // cpu_runtime.cpp
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -20,53 +19,49 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-using KernelFn = void (*)(char*);
-
-template <class T>
-T* address(char* arena, const Program& p, const View& v) {
-  const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
-  return reinterpret_cast<T*>(arena + b.offset) + v.row0 * b.shape.cols + v.col0;
+std::map<Backend, RuntimeFactory>& registry() {
+  static std::map<Backend, RuntimeFactory> runtimes;
+  return runtimes;
 }
 
-void run_gemm(char* arena, const Program& p, const Gemm& g) {
-  const Buffer& bc = p.buffers[static_cast<std::size_t>(g.c.buffer)];
-  const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
-  const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
-  const auto ldc = bc.shape.cols;
-  const auto m = g.c.shape.rows, n = g.c.shape.cols;
-  const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
-  const auto ta = g.transpose_a ? CblasTrans : CblasNoTrans;
-  const auto tb = g.transpose_b ? CblasTrans : CblasNoTrans;
-  if (bc.dtype == DType::f64)
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, address<double>(arena, p, g.a), lda,
-                address<double>(arena, p, g.b), ldb, 0.0, address<double>(arena, p, g.c), ldc);
-  else
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, address<float>(arena, p, g.a), lda,
-                address<float>(arena, p, g.b), ldb, 0.0f, address<float>(arena, p, g.c), ldc);
-}
+// The reference interpreter behind the Executable interface.
+class InterpreterRuntime final : public Runtime {
+ public:
+  explicit InterpreterRuntime(const Module& m) : outputs_(m.output_vars()) {}
+  void set(const std::string& name, const MatrixD& value) override { bindings_[name] = value; }
+  void run() override { results_ = evaluate(outputs_, bindings_, Precision::node); }
+  MatrixD output(std::size_t k) const override { return results_[k]; }
 
-template <class T>
-void copy_in(char* arena, const Buffer& b, const MatrixD& value) {
-  T* dst = reinterpret_cast<T*>(arena + b.offset);
-  for (Eigen::Index i = 0; i < value.size(); ++i) dst[i] = static_cast<T>(value.data()[i]);
-}
-
-template <class T>
-MatrixD copy_out(const char* arena, const Program& p, const View& v) {
-  const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
-  const T* src = reinterpret_cast<const T*>(arena + b.offset);
-  MatrixD out(v.shape.rows, v.shape.cols);
-  for (Eigen::Index i = 0; i < out.rows(); ++i)
-    for (Eigen::Index j = 0; j < out.cols(); ++j)
-      out(i, j) = src[(v.row0 + (v.row_broadcast ? 0 : i)) * b.shape.cols + v.col0 +
-                      (v.col_broadcast ? 0 : j)];
-  return out;
-}
+ private:
+  std::vector<Var> outputs_;
+  Bindings bindings_;
+  std::vector<MatrixD> results_;
+};
 
 }  // namespace
 
+bool register_runtime(Backend backend, RuntimeFactory factory) {
+  registry()[backend] = factory;
+  return true;
+}
+
+const RuntimeFactory* find_runtime(Backend backend) {
+  static const bool cpu = (register_cpu_runtime(), true);
+  (void)cpu;
+  auto it = registry().find(backend);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
 std::string backend_name(Backend backend) {
-  return backend == Backend::cpu ? "cpu" : "interpreter";
+  switch (backend) {
+    case Backend::cpu:
+      return "cpu";
+    case Backend::cuda:
+      return "cuda";
+    case Backend::interpreter:
+      return "interpreter";
+  }
+  return "?";
 }
 
 CompileOptions CompileOptions::from_environment() {
@@ -80,59 +75,8 @@ struct Executable::Impl {
   Module module;
   std::unordered_map<std::string, Shape> leaf_shapes;  // every input and param of the source graph
   CompileStats stats;
-  // cpu
-  Program program;
-  std::shared_ptr<SharedObject> object;
-  std::vector<KernelFn> kernels;  // by step; null for GEMMs
-  char* arena = nullptr;
-  std::unordered_map<std::string, int> buffer_by_name;
-  // interpreter
-  Bindings bindings;
-  std::vector<MatrixD> results;
+  std::unique_ptr<Runtime> runtime;
   bool ran = false;
-
-  ~Impl() { std::free(arena); }
-
-  void compile_cpu(const CompileOptions& options) {
-    auto t = Clock::now();
-    program = lower(module);
-    plan_memory(program);
-    const std::string source = render_cpu_source(program);
-    stats.lower_seconds = seconds_since(t);
-    const CpuBuild build = build_shared_object(source, options.cpu);
-    object = build.object;
-    stats.build_seconds = build.seconds;
-    stats.cache_hit = build.cache_hit;
-    kernels.assign(program.steps.size(), nullptr);
-    for (std::size_t s = 0; s < program.steps.size(); ++s) {
-      if (std::holds_alternative<Kernel>(program.steps[s].op)) {
-        kernels[s] = reinterpret_cast<KernelFn>(object->symbol(kernel_symbol(s)));
-        ++stats.kernels;
-      } else {
-        ++stats.gemms;
-      }
-    }
-    stats.arena_bytes = program.arena_bytes;
-    stats.peak_live_bytes = program.peak_live_bytes;
-    arena = static_cast<char*>(std::aligned_alloc(
-        64, static_cast<std::size_t>(std::max<std::int64_t>(64, program.arena_bytes))));
-    if (!arena)
-      throw UserError("cannot allocate the arena (" + std::to_string(program.arena_bytes) +
-                      " bytes)");
-    for (std::size_t b = 0; b < program.buffers.size(); ++b) {
-      const Buffer& buf = program.buffers[b];
-      if (buf.kind == Buffer::Kind::Constant) {
-        const MatrixD data =
-            Eigen::Map<const MatrixD>(buf.data.data(), buf.shape.rows, buf.shape.cols);
-        if (buf.dtype == DType::f64)
-          copy_in<double>(arena, buf, data);
-        else
-          copy_in<float>(arena, buf, data);
-      }
-      if (buf.kind == Buffer::Kind::Input || buf.kind == Buffer::Kind::Param)
-        buffer_by_name[buf.name] = static_cast<int>(b);
-    }
-  }
 };
 
 Executable::Executable(std::span<const Var> outputs, const CompileOptions& options)
@@ -147,14 +91,31 @@ Executable::Executable(std::span<const Var> outputs, const CompileOptions& optio
   impl_->module = optimize(std::move(impl_->module), options.pipeline);
   impl_->stats.nodes_optimized = impl_->module.graph->size();
   impl_->stats.optimize_seconds = seconds_since(start);
-  impl_->backend = options.backend;
-  if (impl_->backend == Backend::cpu && !host_compiler_available(options.cpu)) {
-    std::cerr << "jetpde: warning: no working host compiler found; running the reference "
-                 "interpreter instead of compiled code\n";
-    impl_->backend = Backend::interpreter;
-  }
-  if (impl_->backend == Backend::cpu) impl_->compile_cpu(options);
+  impl_->backend = choose_backend(options);
+  if (impl_->backend == Backend::interpreter)
+    impl_->runtime = std::make_unique<InterpreterRuntime>(impl_->module);
+  else
+    impl_->runtime = find_runtime(impl_->backend)->make(impl_->module, options, impl_->stats);
   impl_->stats.total_seconds = seconds_since(start);
+}
+
+// The requested backend where it can run; otherwise a warning and the next one down
+// (cuda -> cpu -> interpreter), or a UserError when the request is strict.
+Backend Executable::choose_backend(const CompileOptions& options) {
+  Backend b = options.backend;
+  while (b != Backend::interpreter) {
+    std::string why = "not built into this jetpde";
+    const RuntimeFactory* f = find_runtime(b);
+    if (f && f->available(options, &why)) return b;
+    if (options.strict)
+      throw UserError("backend " + backend_name(b) + " was required but cannot run: " + why);
+    const Backend next = b == Backend::cuda ? Backend::cpu : Backend::interpreter;
+    std::cerr << "jetpde: warning: backend " << backend_name(b) << " cannot run (" << why
+              << "); using " << (next == Backend::cpu ? "cpu" : "the reference interpreter")
+              << " instead\n";
+    b = next;
+  }
+  return b;
 }
 
 Executable::~Executable() = default;
@@ -169,17 +130,7 @@ void Executable::set(const std::string& name, const MatrixD& value) {
     throw UserError("executable: '" + name + "' " + shape->second.str() +
                     " is bound to a value of shape [" + std::to_string(value.rows()) + "," +
                     std::to_string(value.cols()) + "]");
-  if (impl_->backend == Backend::interpreter) {
-    impl_->bindings[name] = value;
-    return;
-  }
-  auto it = impl_->buffer_by_name.find(name);
-  if (it == impl_->buffer_by_name.end()) return;  // no output depends on it
-  const Buffer& b = impl_->program.buffers[static_cast<std::size_t>(it->second)];
-  if (b.dtype == DType::f64)
-    copy_in<double>(impl_->arena, b, value);
-  else
-    copy_in<float>(impl_->arena, b, value);
+  impl_->runtime->set(name, value);
 }
 
 void Executable::set(const Bindings& values) {
@@ -187,54 +138,28 @@ void Executable::set(const Bindings& values) {
 }
 
 void Executable::run() {
-  Impl& m = *impl_;
-  m.ran = true;
-  if (m.backend == Backend::interpreter) {
-    const std::vector<Var> outs = m.module.output_vars();
-    m.results = evaluate(outs, m.bindings, Precision::node);
-    return;
-  }
-  for (std::size_t s = 0; s < m.program.steps.size(); ++s) {
-    if (m.kernels[s])
-      m.kernels[s](m.arena);
-    else
-      run_gemm(m.arena, m.program, std::get<Gemm>(m.program.steps[s].op));
-  }
+  impl_->ran = true;
+  impl_->runtime->run();
 }
 
 std::vector<double> Executable::run_timed() {
-  Impl& m = *impl_;
-  m.ran = true;
-  std::vector<double> seconds;
-  if (m.backend == Backend::interpreter) {
-    run();
-    return seconds;
-  }
-  for (std::size_t s = 0; s < m.program.steps.size(); ++s) {
-    const auto t = Clock::now();
-    if (m.kernels[s])
-      m.kernels[s](m.arena);
-    else
-      run_gemm(m.arena, m.program, std::get<Gemm>(m.program.steps[s].op));
-    seconds.push_back(seconds_since(t));
-  }
-  return seconds;
+  impl_->ran = true;
+  return impl_->runtime->run_timed();
 }
 
 MatrixD Executable::output(std::size_t k) const {
-  const Impl& m = *impl_;
   if (k >= num_outputs()) throw UserError("executable: no output number " + std::to_string(k));
-  if (!m.ran) throw UserError("executable: output read before run()");
-  if (m.backend == Backend::interpreter) return m.results[k];
-  const View& v = m.program.outputs[k];
-  if (m.program.buffers[static_cast<std::size_t>(v.buffer)].dtype == DType::f64)
-    return copy_out<double>(m.arena, m.program, v);
-  return copy_out<float>(m.arena, m.program, v);
+  if (!impl_->ran) throw UserError("executable: output read before run()");
+  return impl_->runtime->output(k);
 }
 
 std::size_t Executable::num_outputs() const { return impl_->module.outputs.size(); }
 Backend Executable::backend() const { return impl_->backend; }
 const CompileStats& Executable::stats() const { return impl_->stats; }
-const Program& Executable::program() const { return impl_->program; }
+const Program& Executable::program() const {
+  static const Program empty;
+  const Program* p = impl_->runtime->program();
+  return p ? *p : empty;
+}
 
 }  // namespace jetpde::compiler

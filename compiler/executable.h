@@ -21,12 +21,14 @@ namespace jetpde::compiler {
 
 enum class Backend {
   cpu,          // generated C++ kernels and BLAS GEMMs
-  interpreter,  // the reference interpreter (the fallback where no host compiler is found)
+  cuda,         // generated CUDA kernels (NVRTC) and cuBLAS GEMMs, where built and a GPU exists
+  interpreter,  // the reference interpreter (the last fallback)
 };
 std::string backend_name(Backend backend);
 
 struct CompileOptions {
   Backend backend = Backend::cpu;
+  bool strict = false;  // a backend that cannot run is an error instead of a warning and fallback
   CpuCompileOptions cpu;
   PipelineOptions pipeline;
   // Pipeline logging and dumps from the environment (JETPDE_LOG, JETPDE_DUMP_IR).
@@ -43,8 +45,9 @@ struct CompileStats {
 
 class Executable {
  public:
-  // Compiles `outputs` (all of one graph). With Backend::cpu and no working host compiler, warns
-  // on stderr and uses the interpreter.
+  // Compiles `outputs` (all of one graph). A backend that cannot run here (no GPU, no host
+  // compiler) falls back with a warning on stderr (cuda -> cpu -> interpreter), or is a
+  // UserError when options.strict.
   explicit Executable(std::span<const Var> outputs,
                       const CompileOptions& options = CompileOptions::from_environment());
   ~Executable();
@@ -65,6 +68,7 @@ class Executable {
   const Program& program() const;  // empty for the interpreter
 
  private:
+  static Backend choose_backend(const CompileOptions& options);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

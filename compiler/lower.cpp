@@ -315,12 +315,13 @@ class Lowering {
       (n.op == Op::ConcatCols ? target.col0 : target.row0) = at;
       at += n.op == Op::ConcatCols ? s.cols : s.rows;
       const Location& l = loc(part);
-      // The producer writes its part in place when it is an open kernel of the part's shape.
-      const int k = (l.kernel >= 0 && kernels_[static_cast<std::size_t>(l.kernel)].open &&
-                     kernels_[static_cast<std::size_t>(l.kernel)].kernel.domain == s)
-                        ? l.kernel
-                        : new_kernel(s);
+      // The producer writes its part in place when it is an open kernel of the part's shape;
+      // a part not stored anywhere yet then lives in the stacked buffer.
+      const bool in_place = l.kernel >= 0 && kernels_[static_cast<std::size_t>(l.kernel)].open &&
+                            kernels_[static_cast<std::size_t>(l.kernel)].kernel.domain == s;
+      const int k = in_place ? l.kernel : new_kernel(s);
       add_store(k, value_in(k, part), target);
+      if (in_place && !loc(part).view) loc(part).view = target;
     }
     loc(id).view = out;
   }

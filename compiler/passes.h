@@ -13,6 +13,9 @@ Module simplify(const Module& in);
 // Evaluates operations whose operands are all constants, when the result is small.
 Module fold_constants(const Module& in);
 
+// Matmuls sharing a weight become one GEMM over stacked rows, forward and backward.
+Module stack_gemms(const Module& in);
+
 // Drops nodes no output needs. Common subexpressions are already shared by interning, so the
 // rebuilt graph is also CSE'd.
 Module eliminate_dead_code(const Module& in);

@@ -20,6 +20,7 @@ struct NamedPass {
 constexpr NamedPass kPasses[] = {
     {"simplify", simplify},
     {"fold_constants", fold_constants},
+    {"stack_gemms", stack_gemms},
     {"eliminate_dead_code", eliminate_dead_code},
 };
 

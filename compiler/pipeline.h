@@ -15,7 +15,8 @@ struct PipelineOptions {
   static PipelineOptions from_environment();
 };
 
-// verify -> simplify -> fold_constants -> eliminate_dead_code, with verify after every pass.
+// verify -> simplify -> fold_constants -> stack_gemms -> eliminate_dead_code, verifying after
+// every pass in debug builds.
 Module optimize(Module module, const PipelineOptions& options);
 
 }  // namespace jetpde::compiler

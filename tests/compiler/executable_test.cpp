@@ -67,12 +67,22 @@ TEST(Fallback, NoHostCompilerMeansTheInterpreterWithAWarning) {
   Executable exe(outs, o);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(exe.backend(), Backend::interpreter);
-  EXPECT_NE(err.find("no working host compiler found; running the reference interpreter"),
-            std::string::npos)
-      << err;
+  EXPECT_EQ(err,
+            "jetpde: warning: backend cpu cannot run (no working host compiler found); using the "
+            "reference interpreter instead\n");
   exe.set(l.values);
   exe.run();
   EXPECT_TRUE(exe.output(0).isApprox(evaluate(l.y, l.values)));
+}
+
+TEST(Fallback, AStrictRequestFailsWithTheReason) {
+  CompileOptions o = fresh_cache("strict");
+  o.cpu.compiler = "/nonexistent/c++";
+  o.strict = true;
+  Layer l;
+  const std::vector<Var> outs{l.y};
+  expect_user_error([&] { Executable exe(outs, o); },
+                    "backend cpu was required but cannot run: no working host compiler found");
 }
 
 TEST(ExecutableErrors, UnknownNamesShapesAndEarlyReads) {

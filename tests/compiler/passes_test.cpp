@@ -2,6 +2,7 @@
 // must leave unchanged (in the manner of MLIR's test/Transforms).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "autodiff/ops.h"
@@ -104,10 +105,11 @@ TEST(Pipeline, DumpsTheIrAfterEveryPass) {
   const Var x = g.input("x", {4, 2});
   PipelineOptions o;
   o.dump_ir = ::testing::TempDir() + "jetpde-dump";
+  std::filesystem::remove_all(o.dump_ir);
   const Module m = optimize(one(x * 1.0), o);
   verify(*m.graph);
-  for (const char* file :
-       {"00-input.ir", "01-simplify.ir", "02-fold_constants.ir", "03-eliminate_dead_code.ir"})
+  for (const char* file : {"00-input.ir", "01-simplify.ir", "02-fold_constants.ir",
+                           "03-stack_gemms.ir", "04-eliminate_dead_code.ir"})
     EXPECT_TRUE(std::ifstream(o.dump_ir + "/" + file).good()) << file;
 }
 

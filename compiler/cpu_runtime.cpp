@@ -1,0 +1,169 @@
+// The CPU backend's runtime: one arena, generated kernels from the shared object, BLAS GEMMs.
+#include <cblas.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <unordered_map>
+
+#include "autodiff/errors.h"
+#include "compiler/cpu_compiler.h"
+#include "compiler/lower.h"
+#include "compiler/render_c.h"
+#include "compiler/runtime.h"
+
+namespace jetpde::compiler {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+using KernelFn = void (*)(char*);
+
+template <class T>
+T* address(char* arena, const Program& p, const View& v) {
+  const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
+  return reinterpret_cast<T*>(arena + b.offset) + v.row0 * b.shape.cols + v.col0;
+}
+
+void run_gemm(char* arena, const Program& p, const Gemm& g) {
+  const Buffer& bc = p.buffers[static_cast<std::size_t>(g.c.buffer)];
+  const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
+  const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
+  const auto ldc = bc.shape.cols;
+  const auto m = g.c.shape.rows, n = g.c.shape.cols;
+  const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
+  const auto ta = g.transpose_a ? CblasTrans : CblasNoTrans;
+  const auto tb = g.transpose_b ? CblasTrans : CblasNoTrans;
+  if (bc.dtype == DType::f64)
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, address<double>(arena, p, g.a), lda,
+                address<double>(arena, p, g.b), ldb, 0.0, address<double>(arena, p, g.c), ldc);
+  else
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, address<float>(arena, p, g.a), lda,
+                address<float>(arena, p, g.b), ldb, 0.0f, address<float>(arena, p, g.c), ldc);
+}
+
+template <class T>
+void copy_in(char* arena, const Buffer& b, const MatrixD& value) {
+  T* dst = reinterpret_cast<T*>(arena + b.offset);
+  for (Eigen::Index i = 0; i < value.size(); ++i) dst[i] = static_cast<T>(value.data()[i]);
+}
+
+template <class T>
+MatrixD copy_out(const char* arena, const Program& p, const View& v) {
+  const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
+  const T* src = reinterpret_cast<const T*>(arena + b.offset);
+  MatrixD out(v.shape.rows, v.shape.cols);
+  for (Eigen::Index i = 0; i < out.rows(); ++i)
+    for (Eigen::Index j = 0; j < out.cols(); ++j)
+      out(i, j) = src[(v.row0 + (v.row_broadcast ? 0 : i)) * b.shape.cols + v.col0 +
+                      (v.col_broadcast ? 0 : j)];
+  return out;
+}
+
+class CpuRuntime final : public Runtime {
+ public:
+  CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
+    const auto t = Clock::now();
+    program_ = lower(module);
+    plan_memory(program_);
+    const std::string source = render_cpu_source(program_);
+    stats.lower_seconds = seconds_since(t);
+    const CpuBuild build = build_shared_object(source, options.cpu);
+    object_ = build.object;
+    stats.build_seconds = build.seconds;
+    stats.cache_hit = build.cache_hit;
+    kernels_.assign(program_.steps.size(), nullptr);
+    for (std::size_t s = 0; s < program_.steps.size(); ++s) {
+      if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
+        kernels_[s] = reinterpret_cast<KernelFn>(object_->symbol(kernel_symbol(s)));
+        ++stats.kernels;
+      } else {
+        ++stats.gemms;
+      }
+    }
+    stats.arena_bytes = program_.arena_bytes;
+    stats.peak_live_bytes = program_.peak_live_bytes;
+    arena_ = static_cast<char*>(std::aligned_alloc(
+        64, static_cast<std::size_t>(std::max<std::int64_t>(64, program_.arena_bytes))));
+    if (!arena_)
+      throw UserError("cannot allocate the arena (" + std::to_string(program_.arena_bytes) +
+                      " bytes)");
+    for (std::size_t b = 0; b < program_.buffers.size(); ++b) {
+      const Buffer& buf = program_.buffers[b];
+      if (buf.kind == Buffer::Kind::Constant)
+        store(buf, Eigen::Map<const MatrixD>(buf.data.data(), buf.shape.rows, buf.shape.cols));
+      if (buf.kind == Buffer::Kind::Input || buf.kind == Buffer::Kind::Param)
+        buffer_by_name_[buf.name] = static_cast<int>(b);
+    }
+  }
+  ~CpuRuntime() override { std::free(arena_); }
+
+  void set(const std::string& name, const MatrixD& value) override {
+    auto it = buffer_by_name_.find(name);
+    if (it == buffer_by_name_.end()) return;  // no output depends on it
+    store(program_.buffers[static_cast<std::size_t>(it->second)], value);
+  }
+
+  void run() override {
+    for (std::size_t s = 0; s < program_.steps.size(); ++s) step(s);
+  }
+
+  std::vector<double> run_timed() override {
+    std::vector<double> seconds;
+    for (std::size_t s = 0; s < program_.steps.size(); ++s) {
+      const auto t = Clock::now();
+      step(s);
+      seconds.push_back(seconds_since(t));
+    }
+    return seconds;
+  }
+
+  MatrixD output(std::size_t k) const override {
+    const View& v = program_.outputs[k];
+    if (program_.buffers[static_cast<std::size_t>(v.buffer)].dtype == DType::f64)
+      return copy_out<double>(arena_, program_, v);
+    return copy_out<float>(arena_, program_, v);
+  }
+
+  const Program* program() const override { return &program_; }
+
+ private:
+  void step(std::size_t s) {
+    if (kernels_[s])
+      kernels_[s](arena_);
+    else
+      run_gemm(arena_, program_, std::get<Gemm>(program_.steps[s].op));
+  }
+
+  void store(const Buffer& b, const MatrixD& value) {
+    if (b.dtype == DType::f64)
+      copy_in<double>(arena_, b, value);
+    else
+      copy_in<float>(arena_, b, value);
+  }
+
+  Program program_;
+  std::shared_ptr<SharedObject> object_;
+  std::vector<KernelFn> kernels_;  // by step; null for GEMMs
+  char* arena_ = nullptr;
+  std::unordered_map<std::string, int> buffer_by_name_;
+};
+
+bool cpu_available(const CompileOptions& options, std::string* why) {
+  if (host_compiler_available(options.cpu)) return true;
+  *why = "no working host compiler found";
+  return false;
+}
+
+std::unique_ptr<Runtime> make_cpu(const Module& m, const CompileOptions& o, CompileStats& s) {
+  return std::make_unique<CpuRuntime>(m, o, s);
+}
+
+}  // namespace
+
+// Called by the registry on first use, so that linking never drops the CPU backend.
+void register_cpu_runtime() { register_runtime(Backend::cpu, {cpu_available, make_cpu}); }
+
+}  // namespace jetpde::compiler

@@ -1,0 +1,186 @@
+// GEMM stacking (DESIGN.md section 7, step 3): matmuls that share a weight become one GEMM over
+// stacked rows, forward and backward.
+//
+// Taylor mode multiplies every stream of a layer by the same weight: z_α = h_α W for all α, and
+// reverse mode mirrors it: ∂h_α = ∂z_α Wᵀ, and ∂W = Σ_α h_αᵀ ∂z_α. One GEMM over S·n rows runs
+// far closer to the machine's peak than S GEMMs over n rows (PINN layers are skinny), so
+//   { a_i B }_i            ->  slice_rows(concat_rows(a_i) B, offset_i, rows_i)
+//   Σ_i a_iᵀ b_i (+ rest)  ->  concat_rows(a_i)ᵀ concat_rows(b_i) (+ rest)
+// Operands are ordered by node id in both, so the forward and backward stacks of the same
+// streams are one node (interning) and one buffer. Lowering writes each part straight into its
+// slice of the stacked buffer. A matmul whose left operand depends on another member of its
+// group (a weight reused by a later layer) stays as it is.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "autodiff/ops.h"
+#include "compiler/passes.h"
+
+namespace jetpde::compiler {
+namespace {
+
+struct Key {  // matmuls that can share one GEMM: same right operand and flags, same inner width
+  NodeId rhs;
+  bool transpose_b;
+  std::int64_t cols;
+  DType dtype;
+  auto operator<=>(const Key&) const = default;
+};
+
+class Stacker {
+ public:
+  explicit Stacker(const Module& in) : in_(in), g_(*in.graph) {
+    count_uses();
+    find_groups();
+  }
+
+  Module run() {
+    Module m{std::make_unique<Graph>(g_.default_dtype()), {}};
+    target_ = m.graph.get();
+    mapped_.assign(g_.size(), Var{});
+    for (NodeId id : in_.outputs) m.outputs.push_back(build(id).id);
+    return m;
+  }
+
+ private:
+  const Node& node(NodeId id) const { return g_.node(id); }
+  bool plain_matmul(const Node& n) const { return n.op == Op::MatMul && n.attrs.ints[0] == 0; }
+
+  void count_uses() {
+    uses_.assign(g_.size(), 0);
+    std::vector<bool> live(g_.size(), false);
+    for (NodeId id : in_.outputs)
+      live[static_cast<std::size_t>(id)] = true, ++uses_[static_cast<std::size_t>(id)];
+    for (auto id = static_cast<NodeId>(g_.size()) - 1; id >= 0; --id)
+      if (live[static_cast<std::size_t>(id)])
+        for (NodeId a : node(id).args) {
+          live[static_cast<std::size_t>(a)] = true;
+          ++uses_[static_cast<std::size_t>(a)];
+        }
+    live_ = std::move(live);
+  }
+
+  // Groups of live plain matmuls by key; members whose left operand depends on an earlier
+  // member are dropped.
+  void find_groups() {
+    std::map<Key, std::vector<NodeId>> groups;
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id) {
+      const Node& n = node(id);
+      if (!live_[static_cast<std::size_t>(id)] || !plain_matmul(n)) continue;
+      groups[{n.args[1], n.attrs.ints[1] != 0, node(n.args[0]).shape.cols, n.dtype}].push_back(id);
+    }
+    group_of_.assign(g_.size(), -1);
+    for (auto& [key, members] : groups) {
+      if (members.size() < 2) continue;
+      std::vector<bool> depends(g_.size(), false);  // depends on a member of this group
+      std::vector<NodeId> kept;
+      for (NodeId m : members) depends[static_cast<std::size_t>(m)] = true;
+      for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id)
+        for (NodeId a : node(id).args)
+          depends[static_cast<std::size_t>(id)] =
+              depends[static_cast<std::size_t>(id)] || depends[static_cast<std::size_t>(a)];
+      for (NodeId m : members)
+        if (!depends[static_cast<std::size_t>(node(m).args[0])]) kept.push_back(m);
+      if (kept.size() < 2) continue;
+      for (NodeId m : kept)
+        group_of_[static_cast<std::size_t>(m)] = static_cast<int>(groups_.size());
+      groups_.push_back(std::move(kept));
+    }
+  }
+
+  Var build(NodeId id) {
+    Var& slot = mapped_[static_cast<std::size_t>(id)];
+    if (slot.id >= 0) return slot;
+    const Node n = node(id);
+    Var result;
+    if (group_of_[static_cast<std::size_t>(id)] >= 0) {
+      result = build_member(id);
+    } else if (n.op == Op::Add && gradient_sum(id, &result)) {
+    } else {
+      std::vector<Var> args;
+      for (NodeId a : n.args) args.push_back(build(a));
+      result = copy_node(*target_, n, args);
+    }
+    mapped_[static_cast<std::size_t>(id)] = result;
+    return result;
+  }
+
+  // A member of a forward group: the slice of the group's stacked GEMM.
+  Var build_member(NodeId id) {
+    const int group = group_of_[static_cast<std::size_t>(id)];
+    auto it = stacked_.find(group);
+    if (it == stacked_.end()) {
+      std::vector<NodeId> members = groups_[static_cast<std::size_t>(group)];
+      std::sort(members.begin(), members.end(),
+                [&](NodeId a, NodeId b) { return node(a).args[0] < node(b).args[0]; });
+      std::vector<Var> lhs;
+      for (NodeId m : members) lhs.push_back(build(node(m).args[0]));
+      const Node& first = node(members[0]);
+      const Var product =
+          matmul(concat_rows(lhs), build(first.args[1]), false, first.attrs.ints[1] != 0);
+      std::unordered_map<NodeId, Var> slices;
+      std::int64_t at = 0;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        slices[members[i]] = slice_rows(product, at, lhs[i].shape().rows);
+        at += lhs[i].shape().rows;
+      }
+      it = stacked_.emplace(group, std::move(slices)).first;
+    }
+    return it->second.at(id);
+  }
+
+  // Σ_i a_iᵀ b_i inside a sum of single-use additions: one GEMM over stacked rows.
+  bool gradient_sum(NodeId root, Var* result) {
+    std::vector<NodeId> terms, stack{root};
+    while (!stack.empty()) {
+      const NodeId id = stack.back();
+      stack.pop_back();
+      const Node& n = node(id);
+      if (n.op == Op::Add && (id == root || uses_[static_cast<std::size_t>(id)] == 1) &&
+          node(n.args[0]).shape == n.shape && node(n.args[1]).shape == n.shape) {
+        stack.push_back(n.args[0]);
+        stack.push_back(n.args[1]);
+      } else {
+        terms.push_back(id);
+      }
+    }
+    std::vector<NodeId> products, rest;
+    for (NodeId t : terms) {
+      const Node& n = node(t);
+      const bool stackable = n.op == Op::MatMul && n.attrs.ints[0] != 0 && n.attrs.ints[1] == 0 &&
+                             uses_[static_cast<std::size_t>(t)] == 1 &&
+                             group_of_[static_cast<std::size_t>(t)] < 0;
+      (stackable ? products : rest).push_back(t);
+    }
+    if (products.size() < 2) return false;
+    std::sort(products.begin(), products.end(),
+              [&](NodeId a, NodeId b) { return node(a).args[0] < node(b).args[0]; });
+    std::vector<Var> lhs, rhs;
+    for (NodeId p : products) {
+      lhs.push_back(build(node(p).args[0]));
+      rhs.push_back(build(node(p).args[1]));
+    }
+    Var sum = matmul(concat_rows(lhs), concat_rows(rhs), true, false);
+    std::sort(rest.begin(), rest.end());
+    for (NodeId r : rest) sum = add(sum, build(r));
+    *result = sum;
+    return true;
+  }
+
+  const Module& in_;
+  const Graph& g_;
+  Graph* target_ = nullptr;
+  std::vector<int> uses_;
+  std::vector<bool> live_;
+  std::vector<int> group_of_;
+  std::vector<std::vector<NodeId>> groups_;
+  std::unordered_map<int, std::unordered_map<NodeId, Var>> stacked_;
+  std::vector<Var> mapped_;
+};
+
+}  // namespace
+
+Module stack_gemms(const Module& in) { return Stacker(in).run(); }
+
+}  // namespace jetpde::compiler
