@@ -108,6 +108,8 @@ DType Graph::result_dtype(Op op, std::span<const NodeId> args) const {
   const std::size_t first = op == Op::Select ? 1 : 0;
   DType dtype = node(args[first]).dtype;
   for (std::size_t i = first + 1; i < args.size(); ++i) dtype = promote(dtype, node(args[i]).dtype);
+  // A product of 16-bit matrices accumulates and returns in f32, as bf16/f16 GEMMs do.
+  if (op == Op::MatMul && (dtype == DType::bf16 || dtype == DType::f16)) return DType::f32;
   return dtype;
 }
 

@@ -135,7 +135,8 @@ class Graph {
   // Looks up an input or param by name; UserError when there is none.
   Var leaf(const std::string& name);
 
-  // The dtype of `op(args)` for every op but Cast: the promotion of the operands' types.
+  // The dtype of `op(args)` for every op but Cast: the promotion of the operands' types (a
+  // matmul of 16-bit operands gives f32).
   DType result_dtype(Op op, std::span<const NodeId> args) const;
 
   // A short human description of a node for error messages: "param 'W1' f32[2,64]", "tanh #12".

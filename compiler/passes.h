@@ -2,9 +2,20 @@
 // new one computing the same outputs; `pipeline.h` runs them in order.
 #pragma once
 
+#include <string>
+
 #include "compiler/module.h"
 
 namespace jetpde::compiler {
+
+// Precision policies of DESIGN.md section 8; `as_built` keeps the graph's own dtypes.
+enum class PrecisionPolicy { as_built, fp64, fp32, bf16, fp16, automatic };
+std::string precision_name(PrecisionPolicy policy);
+// `automatic` resolved for this machine (bf16 with AVX512-BF16 or AMX, else fp32).
+PrecisionPolicy resolve_auto(PrecisionPolicy policy);
+
+// Gives every node a dtype by the policy and inserts casts. See precision.cpp.
+Module apply_precision(const Module& in, PrecisionPolicy policy);
 
 // Algebraic identities with zeros and ones, double negation, chains of constant factors,
 // cheaper forms of constant powers. See simplify.cpp.

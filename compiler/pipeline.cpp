@@ -51,6 +51,11 @@ Module optimize(Module m, const PipelineOptions& o) {
   verify(*m.graph);
   dump(o, 0, "input", m);
   int index = 1;
+  if (o.precision != PrecisionPolicy::as_built) {
+    if (o.log) std::cerr << "[jetpde] pass precision (" << precision_name(o.precision) << ")\n";
+    m = apply_precision(m, o.precision);
+    dump(o, index++, "precision", m);
+  }
   for (const NamedPass& pass : kPasses) {
     if (o.log) std::cerr << "[jetpde] pass " << pass.name << ": " << m.graph->size() << " nodes\n";
     m = pass.run(m);
