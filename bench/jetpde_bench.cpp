@@ -2,7 +2,12 @@
 // interpreter in float32. One step = network + every derivative the residual needs + loss + the
 // gradient of the loss with respect to every weight and bias (bench/workloads.h builds them).
 //
-//   jetpde_bench [--workload NAME]... [--steps N] [--points N] [--json FILE]
+//   jetpde_bench [--workload NAME]... [--executor cpu|interpreter]... [--precision P] [--steps N]
+//                [--points N] [--json FILE]
+//
+// The compiled executor (cpu) also reports its compile time cold (an empty cache) and from the
+// cache, the kernel and GEMM counts, the arena, the split of a step between GEMMs and kernels, and
+// the rate its stacked GEMMs reach against this machine's SGEMM rate measured in the same run.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,26 +19,45 @@
 #include <thread>
 #include <vector>
 
+#include <cblas.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <variant>
+
 #include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
 #include "bench/workloads.h"
+#include "compiler/executable.h"
 
 namespace jetpde::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: jetpde_bench [--workload NAME]... [--steps N] [--points N] [--json FILE]\n"
+    "usage: jetpde_bench [--workload NAME]... [--executor E]... [--precision P] [--steps N]\n"
+    "                    [--points N] [--json FILE]\n"
     "  --workload NAME  run only this workload (repeatable; default: all)\n"
+    "  --executor E     cpu (compiled) or interpreter (repeatable; default: both)\n"
+    "  --precision P    policy of the compiled executor: fp32 (default), fp64, bf16, fp16, auto\n"
     "  --steps N        timed steps per workload, after one warm-up (default 5)\n"
     "  --points N       points per workload instead of each workload's own count\n"
     "  --json FILE      also write the results to FILE as JSON\n";
 
 struct Options {
   std::vector<std::string> workloads;
+  std::vector<std::string> executors;
+  compiler::PrecisionPolicy precision = compiler::PrecisionPolicy::fp32;
   int steps = 5;
   int points = 0;
   std::string json;
 };
+
+compiler::PrecisionPolicy precision_from_name(const std::string& name) {
+  using P = compiler::PrecisionPolicy;
+  for (P p : {P::fp64, P::fp32, P::bf16, P::fp16, P::automatic})
+    if (compiler::precision_name(p) == name) return p;
+  throw UserError("--precision wants fp64, fp32, bf16, fp16 or auto, got '" + name + "'");
+}
 
 int positive_int(const std::string& flag, const std::string& text) {
   std::size_t used = 0;
@@ -56,7 +80,8 @@ Options parse_options(int argc, char** argv) {
       std::cout << kUsage;
       std::exit(0);
     }
-    if (arg != "--workload" && arg != "--steps" && arg != "--points" && arg != "--json")
+    if (arg != "--workload" && arg != "--steps" && arg != "--points" && arg != "--json" &&
+        arg != "--executor" && arg != "--precision")
       throw UserError("unknown option '" + arg + "'");
     if (i + 1 >= argc) throw UserError(arg + " needs a value");
     const std::string value = argv[++i];
@@ -64,7 +89,14 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--steps") o.steps = positive_int(arg, value);
     if (arg == "--points") o.points = positive_int(arg, value);
     if (arg == "--json") o.json = value;
+    if (arg == "--executor") {
+      if (value != "cpu" && value != "interpreter")
+        throw UserError("--executor wants cpu or interpreter, got '" + value + "'");
+      o.executors.push_back(value);
+    }
+    if (arg == "--precision") o.precision = precision_from_name(value);
   }
+  if (o.executors.empty()) o.executors = {"cpu", "interpreter"};
   for (const std::string& name : o.workloads) workload_spec(name);  // unknown names fail now
   if (o.workloads.empty())
     for (const WorkloadSpec& s : workload_specs()) o.workloads.push_back(s.name);
@@ -73,6 +105,7 @@ Options parse_options(int argc, char** argv) {
 
 struct Result {
   std::string name;
+  std::string executor;
   int points = 0;
   int streams = 0;
   double build_seconds = 0;
@@ -80,6 +113,11 @@ struct Result {
   double points_per_second = 0;
   double loss = 0;
   std::vector<double> step_seconds;
+  // compiled only
+  double compile_cold_seconds = 0, compile_cached_seconds = 0;
+  int kernels = 0, gemms = 0;
+  std::int64_t arena_bytes = 0;
+  double gemm_seconds = 0, kernel_seconds = 0, gemm_gflops = 0;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -93,11 +131,8 @@ double median(std::vector<double> v) {
 }
 
 // Builds the workload (untimed, reported apart), runs one warm-up step, then `steps` timed ones.
-Result run_workload(const std::string& name, const Options& o) {
+Result run_interpreter(const Workload& w, const Options& o) {
   Result r;
-  const auto build_start = std::chrono::steady_clock::now();
-  const Workload w = build_workload(name, {.points = o.points});
-  r.build_seconds = seconds_since(build_start);
   const std::vector<Var> outputs = w.step_outputs();
   r.loss = evaluate(outputs, w.bindings, Precision::f32)[0](0, 0);  // warm-up
   for (int s = 0; s < o.steps; ++s) {
@@ -106,12 +141,92 @@ Result run_workload(const std::string& name, const Options& o) {
     r.step_seconds.push_back(seconds_since(start));
     r.loss = values[0](0, 0);
   }
+  return r;
+}
+
+double gemm_flops(const compiler::Gemm& g) {
+  const double k = static_cast<double>(g.transpose_a ? g.a.shape.rows : g.a.shape.cols);
+  return 2.0 * static_cast<double>(g.c.shape.rows) * static_cast<double>(g.c.shape.cols) * k;
+}
+
+// Compiles twice (an empty cache, then from the cache), then times steps as the interpreter's,
+// and splits a step between GEMMs and kernels with per-step timings.
+Result run_compiled(const Workload& w, const Options& o) {
+  Result r;
+  const std::vector<Var> outputs = w.step_outputs();
+  compiler::CompileOptions co = compiler::CompileOptions::from_environment();
+  co.pipeline.precision = o.precision;
+  co.strict = true;
+  co.cpu.cache_dir = (std::filesystem::temp_directory_path() /
+                      ("jetpde-bench-cache-" + std::to_string(::getpid())))
+                         .string();
+  std::filesystem::remove_all(co.cpu.cache_dir);
+  compiler::Executable cold(outputs, co);
+  r.compile_cold_seconds = cold.stats().total_seconds;
+  compiler::Executable exe(outputs, co);
+  r.compile_cached_seconds = exe.stats().total_seconds;
+  std::filesystem::remove_all(co.cpu.cache_dir);
+  r.kernels = exe.stats().kernels;
+  r.gemms = exe.stats().gemms;
+  r.arena_bytes = exe.stats().arena_bytes;
+  exe.set(w.bindings);
+  exe.run();  // warm-up
+  for (int s = 0; s < o.steps; ++s) {
+    const auto start = std::chrono::steady_clock::now();
+    exe.run();
+    r.step_seconds.push_back(seconds_since(start));
+  }
+  r.loss = exe.output(0)(0, 0);
+  std::vector<double> gemm, kernel;
+  double flops = 0;
+  for (int s = 0; s < o.steps; ++s) {
+    const std::vector<double> t = exe.run_timed();
+    double g = 0, k = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto& op = exe.program().steps[i].op;
+      if (const auto* gm = std::get_if<compiler::Gemm>(&op)) {
+        g += t[i];
+        if (s == 0) flops += gemm_flops(*gm);
+      } else {
+        k += t[i];
+      }
+    }
+    gemm.push_back(g);
+    kernel.push_back(k);
+  }
+  r.gemm_seconds = median(gemm);
+  r.kernel_seconds = median(kernel);
+  r.gemm_gflops = flops / r.gemm_seconds * 1e-9;
+  return r;
+}
+
+Result run_workload(const std::string& name, const std::string& executor, const Options& o) {
+  const auto build_start = std::chrono::steady_clock::now();
+  const Workload w = build_workload(name, {.points = o.points});
+  const double build_seconds = seconds_since(build_start);
+  Result r = executor == "cpu" ? run_compiled(w, o) : run_interpreter(w, o);
   r.name = name;
+  r.executor = executor;
+  r.build_seconds = build_seconds;
   r.points = w.points;
   r.streams = w.stream_count;
   r.median_seconds = median(r.step_seconds);
   r.points_per_second = w.points / r.median_seconds;
   return r;
+}
+
+// This machine's SGEMM rate in GFLOP/s (median of 5) on m x k times k x n.
+double sgemm_rate(int m, int k, int n) {
+  std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f),
+      b(static_cast<std::size_t>(k) * n, 0.25f), c(static_cast<std::size_t>(m) * n);
+  std::vector<double> t;
+  for (int rep = 0; rep < 6; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                0.0f, c.data(), n);
+    if (rep > 0) t.push_back(seconds_since(start));
+  }
+  return 2.0 * m * n * k / median(t) * 1e-9;
 }
 
 std::string utc_date() {
@@ -141,22 +256,35 @@ std::string openblas_environment() {
   return set.empty() ? "both unset" : set;
 }
 
-void print_facts(const Options& o) {
+struct Machine {
+  double sgemm_peak = 0;    // 2048^3
+  double sgemm_skinny = 0;  // 32768 x 64 x 64, a stacked PINN layer
+};
+
+void print_facts(const Options& o, const Machine& m) {
   std::cout << "jetpde_bench  " << utc_date() << "\n"
             << "cores: " << std::thread::hardware_concurrency() << "  cpu: " << cpu_model() << "\n"
-            << "executor: reference interpreter (autodiff/interpreter.h), float32, one thread.\n"
-            << "  The interpreter is the reference path; compiled speed comes with the compiler.\n"
-            << "  `make bench` unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for this run (here: "
-            << openblas_environment() << ").\n"
-            << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
-  std::printf("%-12s %7s %7s %9s %12s %14s %12s\n", "workload", "points", "streams", "build s",
-              "s/step", "points/s", "loss");
+            << "executors: cpu = compiled (precision " << compiler::precision_name(o.precision)
+            << "), interpreter = the reference interpreter (float32, one thread)\n"
+            << "OpenBLAS environment: " << openblas_environment()
+            << " (`make bench` unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)\n";
+  std::printf("machine SGEMM: %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n", m.sgemm_peak,
+              m.sgemm_skinny);
+  std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
+  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s\n", "workload", "executor",
+              "points", "streams", "s/step", "points/s", "cold s", "cached s", "kernels", "gemms",
+              "gemm s", "kern s", "GFLOP/s");
   std::fflush(stdout);
 }
 
 void print_row(const Result& r) {
-  std::printf("%-12s %7d %7d %9.3f %12.4f %14.0f %12.4e\n", r.name.c_str(), r.points, r.streams,
-              r.build_seconds, r.median_seconds, r.points_per_second, r.loss);
+  std::printf("%-12s %-11s %6d %7d %10.4f %11.0f", r.name.c_str(), r.executor.c_str(), r.points,
+              r.streams, r.median_seconds, r.points_per_second);
+  if (r.executor == "cpu")
+    std::printf(" %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f", r.compile_cold_seconds,
+                r.compile_cached_seconds, r.kernels, r.gemms, r.gemm_seconds, r.kernel_seconds,
+                r.gemm_gflops);
+  std::printf("\n");
   std::fflush(stdout);
 }
 
@@ -169,7 +297,8 @@ std::string quoted(const std::string& text) {
   return out + '"';
 }
 
-void write_json(const std::string& path, const Options& o, const std::vector<Result>& results) {
+void write_json(const std::string& path, const Options& o, const Machine& m,
+                const std::vector<Result>& results) {
   std::ofstream out(path);
   if (!out) throw UserError("cannot write '" + path + "'");
   out.precision(9);
@@ -177,18 +306,30 @@ void write_json(const std::string& path, const Options& o, const std::vector<Res
   out << R"(  "date": )" << quoted(utc_date()) << ",\n";
   out << R"(  "cores": )" << std::thread::hardware_concurrency() << ",\n";
   out << R"(  "cpu": )" << quoted(cpu_model()) << ",\n";
-  out << R"(  "executor": "interpreter", "precision": "f32", "steps": )" << o.steps << ",\n";
+  out << R"(  "precision": )" << quoted(compiler::precision_name(o.precision)) << R"(, "steps": )"
+      << o.steps << ",\n";
+  out << R"(  "openblas_environment": )" << quoted(openblas_environment()) << ",\n";
+  out << R"(  "sgemm_gflops_2048": )" << m.sgemm_peak << R"(, "sgemm_gflops_32768x64x64": )"
+      << m.sgemm_skinny << ",\n";
   out << R"(  "results": [)"
       << "\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    out << R"(    {"workload": )" << quoted(r.name) << R"(, "points": )" << r.points
-        << R"(, "streams": )" << r.streams << R"(, "build_seconds": )" << r.build_seconds
-        << R"(, "median_seconds_per_step": )" << r.median_seconds << R"(, "points_per_second": )"
-        << r.points_per_second << R"(, "loss": )" << r.loss << R"(, "step_seconds": [)";
+    out << R"(    {"workload": )" << quoted(r.name) << R"(, "executor": )" << quoted(r.executor)
+        << R"(, "points": )" << r.points << R"(, "streams": )" << r.streams
+        << R"(, "build_seconds": )" << r.build_seconds << R"(, "median_seconds_per_step": )"
+        << r.median_seconds << R"(, "points_per_second": )" << r.points_per_second
+        << R"(, "loss": )" << r.loss << R"(, "step_seconds": [)";
     for (std::size_t s = 0; s < r.step_seconds.size(); ++s)
       out << (s ? ", " : "") << r.step_seconds[s];
-    out << "]}" << (i + 1 < results.size() ? "," : "") << "\n";
+    out << "]";
+    if (r.executor == "cpu")
+      out << R"(, "compile_cold_seconds": )" << r.compile_cold_seconds
+          << R"(, "compile_cached_seconds": )" << r.compile_cached_seconds << R"(, "kernels": )"
+          << r.kernels << R"(, "gemms": )" << r.gemms << R"(, "arena_bytes": )" << r.arena_bytes
+          << R"(, "gemm_seconds": )" << r.gemm_seconds << R"(, "kernel_seconds": )"
+          << r.kernel_seconds << R"(, "gemm_gflops": )" << r.gemm_gflops;
+    out << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   out << "  ]\n}\n";
   if (!out) throw UserError("error writing '" + path + "'");
@@ -196,14 +337,16 @@ void write_json(const std::string& path, const Options& o, const std::vector<Res
 
 int run(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  print_facts(o);
+  const Machine m{sgemm_rate(2048, 2048, 2048), sgemm_rate(32768, 64, 64)};
+  print_facts(o, m);
   std::vector<Result> results;
-  for (const std::string& name : o.workloads) {
-    results.push_back(run_workload(name, o));
-    print_row(results.back());
-  }
+  for (const std::string& name : o.workloads)
+    for (const std::string& executor : o.executors) {
+      results.push_back(run_workload(name, executor, o));
+      print_row(results.back());
+    }
   if (!o.json.empty()) {
-    write_json(o.json, o, results);
+    write_json(o.json, o, m, results);
     std::cout << "\nwrote " << o.json << "\n";
   }
   return 0;
