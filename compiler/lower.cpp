@@ -169,6 +169,14 @@ class Lowering {
     v.col_broadcast = v.col_broadcast || (v.shape.cols == 1 && d.cols > 1);
     v.shape = d;
     Kernel& kern = kernels_[static_cast<std::size_t>(k)].kernel;
+    for (std::size_t i = 0; i < kern.values.size(); ++i) {  // the same view loaded once
+      const Value& old = kern.values[i];
+      if (old.kind != Value::Kind::Load || old.dtype != node(id).dtype) continue;
+      const View& w = kern.loads[static_cast<std::size_t>(old.load)];
+      if (w.buffer == v.buffer && w.row0 == v.row0 && w.col0 == v.col0 && w.shape == v.shape &&
+          w.row_broadcast == v.row_broadcast && w.col_broadcast == v.col_broadcast)
+        return static_cast<int>(i);
+    }
     kern.loads.push_back(v);
     return add_value(k, Value{Value::Kind::Load,
                               Op::Input,
@@ -391,7 +399,18 @@ class Lowering {
       if (!conflict && std::find(candidates.begin(), candidates.end(), k) == candidates.end())
         candidates.push_back(k);
     }
-    if (candidates.empty()) return new_kernel(n.shape);
+    if (candidates.empty()) {
+      // No operand is computed in an open kernel of this domain: join the newest open kernel of
+      // the domain anyway (fewer loops; everything it waits for is already scheduled).
+      for (auto k = static_cast<int>(kernels_.size()) - 1; k >= 0; --k) {
+        const KernelState& ks = kernels_[static_cast<std::size_t>(k)];
+        if (!ks.open || ks.kernel.domain != n.shape) continue;
+        bool conflict = false;
+        for (int b : loaded_buffers) conflict = conflict || ks.writes.count(b) > 0;
+        if (!conflict) return k;
+      }
+      return new_kernel(n.shape);
+    }
     for (std::size_t i = 1; i < candidates.size(); ++i) merge(candidates[0], candidates[i]);
     return candidates[0];
   }

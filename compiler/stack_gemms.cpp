@@ -70,6 +70,15 @@ class Stacker {
       if (!live_[static_cast<std::size_t>(id)] || !plain_matmul(n)) continue;
       groups[{n.args[1], n.attrs.ints[1] != 0, node(n.args[0]).shape.cols, n.dtype}].push_back(id);
     }
+    // The left operand's partner: for the cotangent b of a weight gradient aᵀ b, the stream a.
+    // Backward groups (∂z_α Wᵀ) are ordered by their partners' ids, so that their stack is the
+    // same node as the right operand of the weight gradient's stack, and no part is copied.
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id) {
+      const Node& n = node(id);
+      if (live_[static_cast<std::size_t>(id)] && n.op == Op::MatMul && n.attrs.ints[0] != 0 &&
+          n.attrs.ints[1] == 0)
+        partner_.emplace(n.args[1], n.args[0]);
+    }
     group_of_.assign(g_.size(), -1);
     for (auto& [key, members] : groups) {
       if (members.size() < 2) continue;
@@ -112,8 +121,9 @@ class Stacker {
     auto it = stacked_.find(group);
     if (it == stacked_.end()) {
       std::vector<NodeId> members = groups_[static_cast<std::size_t>(group)];
-      std::sort(members.begin(), members.end(),
-                [&](NodeId a, NodeId b) { return node(a).args[0] < node(b).args[0]; });
+      std::sort(members.begin(), members.end(), [&](NodeId a, NodeId b) {
+        return order_key(node(a).args[0]) < order_key(node(b).args[0]);
+      });
       std::vector<Var> lhs;
       for (NodeId m : members) lhs.push_back(build(node(m).args[0]));
       const Node& first = node(members[0]);
@@ -128,6 +138,12 @@ class Stacker {
       it = stacked_.emplace(group, std::move(slices)).first;
     }
     return it->second.at(id);
+  }
+
+  // Stacking order of a left operand: its partner's id when it has one, else its own.
+  std::pair<NodeId, NodeId> order_key(NodeId lhs) const {
+    auto it = partner_.find(lhs);
+    return {it == partner_.end() ? lhs : it->second, lhs};
   }
 
   // Σ_i a_iᵀ b_i inside a sum of single-use additions: one GEMM over stacked rows.
@@ -174,6 +190,7 @@ class Stacker {
   std::vector<int> uses_;
   std::vector<bool> live_;
   std::vector<int> group_of_;
+  std::unordered_map<NodeId, NodeId> partner_;
   std::vector<std::vector<NodeId>> groups_;
   std::unordered_map<int, std::unordered_map<NodeId, Var>> stacked_;
   std::vector<Var> mapped_;
