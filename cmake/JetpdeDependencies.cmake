@@ -88,6 +88,19 @@ else()
     set(JETPDE_BLAS_LIBRARIES ${BLAS_LIBRARIES})
   endif()
 endif()
+# The generated CPU kernels run on OpenMP. OpenBLAS built on pthreads keeps a second pool of
+# threads, and the two pools' spinning workers fight over the cores (GEMMs ran 2-3x slower in
+# jetpde_bench); OpenBLAS's OpenMP build shares one pool. Prefer it where installed
+# (libopenblas0-openmp): link it by path; CMake's build RPATH makes the loader pick it.
+if(JETPDE_HAVE_BLAS AND JETPDE_BLAS_VENDOR STREQUAL "OpenBLAS")
+  find_library(JETPDE_OPENBLAS_OPENMP NAMES libopenblas.so.0
+    PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/aarch64-linux-gnu/openblas-openmp
+    NO_DEFAULT_PATH)
+  if(JETPDE_OPENBLAS_OPENMP)
+    set(JETPDE_BLAS_LIBRARIES ${JETPDE_OPENBLAS_OPENMP})
+    set(JETPDE_BLAS_VENDOR "OpenBLAS (OpenMP)")
+  endif()
+endif()
 if(JETPDE_HAVE_BLAS)
   jetpde_external_target(blas BLAS LINK ${JETPDE_BLAS_LIBRARIES} INCLUDE ${JETPDE_BLAS_INCLUDE_DIRS})
 endif()
