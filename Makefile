@@ -45,10 +45,10 @@ test: build
 	  exit $$rc; \
 	fi
 
-# The benchmark harness (bench/). OpenBLAS runs with its native kernels here: the environment's
-# OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are dropped for this command only (DESIGN.md section 13).
+# The benchmarks and their peers in one run (bench/run.sh; BENCH_WORKLOADS, BENCH_REPS,
+# BENCH_THREADS, BENCH_PEERS=0, BENCH_ARGS).
 bench: build
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BUILD_DIR)/bench/jetpde_bench $(BENCH_ARGS)
+	BUILD_DIR="$(BUILD_DIR)" bash bench/run.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make bench: jetpde_bench, then PyTorch (${BENCH_SHARED}/torch_pinn.py, skipped if missing) and
+# JAX (bench/peers/jax_pinn.py) in the venv that bench/peers/setup_venv.sh keeps at
+# ${BUILD_DIR}/bench-venv, then bench/peers/compare.py: one table, and ${BUILD_DIR}/bench/peers.json.
+# All in one run, so that the ratios compare figures taken side by side on one machine.
+# OpenBLAS runs with its native kernels here: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are dropped
+# for every one of these commands (DESIGN.md section 13).
+#
+#   BENCH_WORKLOADS="burgers order6"  only these, everywhere    BENCH_ARGS  more jetpde_bench options
+#   BENCH_THREADS=2  the peers' threads    BENCH_REPS=5  timed steps, everywhere (after one warm-up)
+#   BENCH_PEERS=0    jetpde_bench alone
+BUILD_DIR=${BUILD_DIR:-build}
+BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
+BENCH_THREADS=${BENCH_THREADS:-2}
+BENCH_REPS=${BENCH_REPS:-5}
+BENCH_PEERS=${BENCH_PEERS:-1}
+BENCH_SHARED=${BENCH_SHARED:-../shared/bench}
+BENCH_ARGS=${BENCH_ARGS:-}
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
+out="${BUILD_DIR}/bench"
+only="$(echo ${BENCH_WORKLOADS})"; flags=" --steps ${BENCH_REPS}"; for w in $only; do flags="$flags --workload $w"; done
+if [ "${BENCH_PEERS}" = 0 ]; then
+  echo "$run ${BUILD_DIR}/bench/jetpde_bench$flags ${BENCH_ARGS}"
+  exec $run ${BUILD_DIR}/bench/jetpde_bench $flags ${BENCH_ARGS}
+fi
+BUILD_DIR="${BUILD_DIR}" bash bench/peers/setup_venv.sh || \
+  { echo "bench: setup_venv.sh failed (BENCH_PEERS=0 runs jetpde_bench alone)"; exit 1; }
+py="${BUILD_DIR}/bench-venv/bin/python"; failed=""
+rm -f "$out"/jetpde.json "$out"/torch.txt "$out"/jax.json "$out"/jax.txt "$out"/peers.json "$out"/*.rc
+echo "bench: jetpde_bench, torch_pinn.py, jax_pinn.py and compare.py all run under '$run'"
+echo; echo "== jetpde: ${BUILD_DIR}/bench/jetpde_bench$flags --json $out/jetpde.json ${BENCH_ARGS}"
+$run ${BUILD_DIR}/bench/jetpde_bench $flags --json "$out/jetpde.json" ${BENCH_ARGS} || \
+  failed="$failed jetpde_bench"
+torch_log=""
+if [ -f "${BENCH_SHARED}/torch_pinn.py" ]; then
+  echo; echo "== PyTorch: ${BENCH_SHARED}/torch_pinn.py --threads ${BENCH_THREADS} --reps ${BENCH_REPS}${only:+ --only $only}"
+  { $run "$py" "${BENCH_SHARED}/torch_pinn.py" --threads ${BENCH_THREADS} --reps ${BENCH_REPS} ${only:+--only $only} 2>&1
+    echo $? >"$out/torch.rc"; } | tee "$out/torch.txt"
+  [ "$(cat "$out/torch.rc")" = 0 ] || failed="$failed torch_pinn.py"; torch_log="--torch-log $out/torch.txt"
+else
+  echo; echo "== PyTorch: skipped, ${BENCH_SHARED}/torch_pinn.py is missing"
+fi
+echo; echo "== JAX: bench/peers/jax_pinn.py --threads ${BENCH_THREADS} --reps ${BENCH_REPS}${only:+ --only $only} --json $out/jax.json"
+{ $run "$py" bench/peers/jax_pinn.py --threads ${BENCH_THREADS} --reps ${BENCH_REPS} ${only:+--only $only} \
+    --json "$out/jax.json" 2>&1; echo $? >"$out/jax.rc"; } | tee "$out/jax.txt"
+[ "$(cat "$out/jax.rc")" = 0 ] || failed="$failed jax_pinn.py"
+echo; echo "== comparison"
+$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $torch_log \
+  --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
+  failed="$failed compare.py"
+rm -f "$out"/*.rc
+if [ -n "$failed" ]; then echo "bench: failed:$failed"; exit 1; fi
