@@ -159,14 +159,25 @@ std::string c_value_expression(const Kernel& k, int index, const std::string& pr
   return e;
 }
 
+std::string c_pointer(const Program& program, const View& v, bool writable) {
+  return pointer(program, v, writable);
+}
+
+std::string c_element(const Program& program, const View& v, bool writable) {
+  const Buffer& b = program.buffers[static_cast<std::size_t>(v.buffer)];
+  return pointer(program, v, writable) + "[" + index_of(v, b.shape.cols) + "]";
+}
+
 std::string kernel_symbol(std::size_t step) { return "jetpde_step" + std::to_string(step); }
 
 std::string render_cpu_source(const Program& program) {
   std::ostringstream os;
   os << kPrelude;
   for (std::size_t s = 0; s < program.steps.size(); ++s)
-    if (const auto* k = std::get_if<Kernel>(&program.steps[s].op))
+    if (const auto* k = std::get_if<Kernel>(&program.steps[s].op)) {
+      os << kPartMarker;
       render_kernel(os, program, *k, s);
+    }
   return os.str();
 }
 

@@ -16,10 +16,19 @@ std::string c_type(DType dtype);
 std::string c_literal(double value, DType dtype);
 // The right-hand side computing value `index` of kernel `k` from the names `name(v)` of others.
 std::string c_value_expression(const Kernel& k, int index, const std::string& prefix);
+// The typed address of `v`'s buffer, `((float*)(arena + offset))`, as a C expression over `arena`.
+std::string c_pointer(const Program& program, const View& v, bool writable);
+// Element (i, j) of view `v` (offsets and broadcasting applied), as a C expression over `arena`,
+// `i` and `j`; an lvalue when `writable`.
+std::string c_element(const Program& program, const View& v, bool writable);
 
 // The whole source for the CPU backend: one `extern "C" void jetpde_step<s>(char* arena)` per
 // kernel step s.
 std::string render_cpu_source(const Program& program);
+// Precedes each kernel in the rendered source: where the CPU compiler may split it into several
+// translation units compiled in parallel (each gets the text before the first marker).
+inline constexpr const char* kPartMarker = "//@jetpde-part\n";
+
 // The exported name of the kernel at step s.
 std::string kernel_symbol(std::size_t step);
 

@@ -13,6 +13,7 @@ static inline float jp_bf16(float x) {
 }
 static inline float jp_f16(float x) { return (float)(_Float16)x; }
 
+//@jetpde-part
 extern "C" void jetpde_step1(char* __restrict arena) {
   const int nt = 1;
   double* partial = (double*)calloc((size_t)nt * 8, sizeof(double));
@@ -43,6 +44,7 @@ extern "C" void jetpde_step1(char* __restrict arena) {
   free(partial);
 }
 
+//@jetpde-part
 extern "C" void jetpde_step2(char* __restrict arena) {
   #pragma omp parallel if(0)
   {
@@ -59,6 +61,7 @@ extern "C" void jetpde_step2(char* __restrict arena) {
   }
 }
 
+//@jetpde-part
 extern "C" void jetpde_step3(char* __restrict arena) {
   #pragma omp parallel if(0)
   {
