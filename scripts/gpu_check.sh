@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The GPU check: one prepared run on a machine with an NVIDIA GPU, over a copy of the working tree,
+# with the CUDA toolkit and nothing else assumed (DESIGN.md section 12: GPU execution tests run
+# where a GPU is present). It finishes within about 8 minutes on 16 cores, goes on after any
+# failure, and ends with a summary.
+#
+#   bash scripts/gpu_check.sh
+#
+# 1. prints the GPU, driver and tools (nvidia-smi, nvcc, cmake, ninja, c++);
+# 2. dependencies: packages carried in build-gpu-deps/ (scripts/gpu_deps.sh fetches them) are
+#    unpacked into a private prefix and used; else whatever the machine has;
+# 3. configures a Release build in build-gpu/ with CUDA and without MPI, HDF5, VTK, PETSc, Python;
+# 4. builds cuda_tests and runs its GPU tests first (every workload and primitive on the GPU
+#    against the interpreter, reductions, bf16/fp16 against the CPU backend);
+# 5. builds everything else (tests, bench) and runs jetpde_bench on the GPU, then on the CPU, if
+#    it has a cuda executor, else says so;
+# 6. compute-sanitizer (memcheck, racecheck) on a few GPU tests, the GPU-free CUDA tests (NVRTC,
+#    emulation), then the other tests, each only while time is left;
+# 7. nvidia-smi again, and the summary.
+#
+# Environment: BUILD_DIR (default build-gpu), OUT (where the logs go; default $BUILD_DIR/out),
+# JOBS (default nproc), BUDGET (seconds for the whole check, default 450).
+set -x
+set -o pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 1
+out=${OUT:-${BUILD_DIR:-$root/build-gpu}/out}
+mkdir -p "$out"
+exec > >(tee -a "$out/gpu_check.log") 2>&1
+jobs=${JOBS:-$(nproc)}
+budget=${BUDGET:-450}
+start=$(date +%s)
+build=${BUILD_DIR:-$root/build-gpu}
+summary=()
+
+left() { echo $((budget - ($(date +%s) - start))); }
+
+# stage NAME TIMEOUT COMMAND...: runs COMMAND under `timeout`, records PASS/FAIL/TIMEOUT.
+stage() {
+  local name=$1 limit=$2
+  shift 2
+  if ((limit < 10)); then
+    summary+=("SKIP     $name (no time left)")
+    return 1
+  fi
+  local t0=$(date +%s)
+  echo "===== $name (limit ${limit}s, $(left)s left) ====="
+  timeout --kill-after=10 "$limit" "$@"
+  local rc=$?
+  local dt=$(($(date +%s) - t0))
+  if ((rc == 0)); then
+    summary+=("PASS     $name (${dt}s)")
+  elif ((rc == 124 || rc == 137)); then
+    summary+=("TIMEOUT  $name (${dt}s)")
+  else
+    summary+=("FAIL     $name (exit $rc, ${dt}s)")
+  fi
+  return $rc
+}
+
+note() { summary+=("NOTE     $*"); }
+
+# ---- 1. the machine ----------------------------------------------------------------------------
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+export CMAKE_POLICY_VERSION_MINIMUM=3.5  # CMake 4 and the carried packages' older CMake files
+nvidia-smi
+nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv
+nvcc --version
+cmake --version
+ninja --version
+c++ --version
+nproc
+note "gpu: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>&1 | head -1)"
+note "nvcc: $(nvcc --version 2>&1 | grep -o 'release [0-9.]*')"
+
+# ---- 2. dependencies ---------------------------------------------------------------------------
+cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DJETPDE_WITH_CUDA=ON -DJETPDE_WITH_MPI=OFF
+            -DJETPDE_WITH_HDF5=OFF -DJETPDE_WITH_VTK=OFF -DJETPDE_WITH_PETSC=OFF
+            -DJETPDE_WITH_PYTHON=OFF)
+unpack() {  # unpack DEB DIR: dpkg-deb where there is one, else ar and tar
+  dpkg-deb -x "$1" "$2" 2>/dev/null && return 0
+  local data
+  data=$(ar t "$1" | grep '^data\.tar') || return 1
+  ar p "$1" "$data" | tar -x --auto-compress -f - -C "$2" 2>/dev/null ||
+    ar p "$1" "$data" | tar -xJ -C "$2"
+}
+if ls "$root"/build-gpu-deps/*.deb >/dev/null 2>&1; then
+  prefix=/tmp/jetpde-deps
+  rm -rf "$prefix"
+  mkdir -p "$prefix/link"
+  for deb in "$root"/build-gpu-deps/*.deb; do unpack "$deb" "$prefix" || note "cannot unpack $deb"; done
+  lib=$prefix/usr/lib/x86_64-linux-gnu
+  blas=$lib/openblas-openmp
+  # OpenBLAS's CMake file names /usr; point it into the prefix.
+  sed -i "s|/usr/|$prefix/usr/|g" "$blas/cmake/openblas/OpenBLASConfig.cmake"
+  runtime=$blas
+  # OpenBLAS's Fortran runtime, only where the machine has none (never shadow a newer one).
+  ldconfig -p | grep -q 'libgfortran\.so\.5 ' || runtime=$runtime:$lib
+  # -lquadmath (the test reference) wants the unversioned name.
+  if [[ $(c++ -print-file-name=libquadmath.so) != /* ]]; then
+    quadmath=$(ldconfig -p | grep -o '/[^ ]*libquadmath\.so\.0$' | head -1)
+    ln -sf "${quadmath:-$lib/libquadmath.so.0}" "$prefix/link/libquadmath.so"
+    [[ -n $quadmath ]] || runtime=$runtime:$lib
+  fi
+  export LD_LIBRARY_PATH=$runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LIBRARY_PATH=$prefix/link:$runtime${LIBRARY_PATH:+:$LIBRARY_PATH}
+  cmake_args+=(-DEigen3_DIR="$prefix/usr/share/eigen3/cmake" -DGTest_DIR="$lib/cmake/GTest"
+               -DOpenBLAS_DIR="$blas/cmake/openblas" -DJETPDE_OPENBLAS_OPENMP="$blas/libopenblas.so.0")
+  note "dependencies: carried packages from build-gpu-deps/ in $prefix"
+else
+  note "dependencies: the machine's own (no build-gpu-deps/)"
+fi
+
+# ---- 3. configure ------------------------------------------------------------------------------
+if ! stage configure 120 cmake -S "$root" -B "$build" "${cmake_args[@]}"; then
+  # Without GoogleTest there are no tests, but the benchmark may still build.
+  stage configure-without-tests 60 cmake -S "$root" -B "$build" "${cmake_args[@]}" \
+    -DJETPDE_BUILD_TESTS=OFF
+fi
+if [[ -d $build/compiler/cuda ]]; then  # compiler/CMakeLists.txt adds it with the toolkit only
+  note "CUDA backend: configured"
+else
+  note "CUDA backend: NOT configured (CUDA toolkit, cuBLAS or NVRTC not found by CMake)"
+fi
+
+# ---- 4. the GPU tests first --------------------------------------------------------------------
+export JETPDE_CACHE_DIR=/tmp/jetpde-cache
+gpu_filter='CudaRegistration.*:CudaReductions.*:CudaPrecision.*:CudaFallback.*:Workloads/CudaWorkloads.*:Dtypes/CudaPrimitives.*'
+if stage build-cuda-tests 240 ninja -C "$build" -j "$jobs" cuda_tests; then
+  stage gpu-tests 200 "$build/tests/cuda_tests" --gtest_filter="$gpu_filter" \
+    --gtest_output=xml:"$out/cuda_gpu_tests.xml"
+  skipped=$(grep -c 'result="skipped"' "$out/cuda_gpu_tests.xml" 2>/dev/null)
+  note "gpu tests skipped: ${skipped:-?} (a skip means no usable CUDA device; the log says why)"
+fi
+
+# ---- 5. everything else, and the benchmark on the GPU ------------------------------------------
+stage build-all $(( $(left) > 240 ? 240 : $(left) - 60 )) ninja -C "$build" -j "$jobs" -k 0
+bench=$build/bench/jetpde_bench
+if [[ -x $bench ]] && "$bench" --help 2>&1 | grep -qw cuda; then
+  # The GPU alone first (its JSON is written at the end of a run), then the CPU beside it.
+  stage bench-gpu $(( $(left) > 200 ? 120 : $(left) - 60 )) \
+    "$bench" --executor cuda --steps 5 --json "$out/bench_gpu.json"
+  stage bench-cpu $(( $(left) > 180 ? 90 : $(left) - 90 )) \
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bench" --executor cpu --steps 5 \
+    --json "$out/bench_cpu.json"
+else
+  note "bench-gpu: jetpde_bench has no cuda executor yet ($bench --help names none); skipped"
+fi
+
+# ---- 6. sanitizers, the GPU-free CUDA tests, the other tests, while time is left ----------------
+if command -v compute-sanitizer >/dev/null && (($(left) > 150)); then
+  stage memcheck 60 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$build/tests/cuda_tests" --gtest_filter='CudaReductions.*:Workloads/CudaWorkloads.*/burgers_f32:Dtypes/CudaPrimitives.*/f32'
+  stage racecheck 45 compute-sanitizer --tool racecheck --error-exitcode 1 \
+    "$build/tests/cuda_tests" --gtest_filter='Workloads/CudaWorkloads.*/burgers_f64'
+fi
+stage cuda-tests-without-gpu $(( $(left) > 120 ? 100 : $(left) - 20 )) \
+  ctest --test-dir "$build" -j "$jobs" --timeout 90 --output-on-failure \
+  -R '^(Nvrtc|Golden\.RenderedCuda|EmulatedReductions|EmulatedPrecision|Workloads/Nvrtc|Workloads/Emulated|Dtypes/Nvrtc|Dtypes/Emulated)'
+stage other-tests $(( $(left) - 30 )) \
+  ctest --test-dir "$build" -j "$jobs" --timeout 90 --output-on-failure \
+  -E '(Cuda|Nvrtc|Emulated|Golden\.RenderedCuda)'
+
+# ---- 7. the GPU after the run, and the summary -------------------------------------------------
+nvidia-smi --query-gpu=name,temperature.gpu,clocks.sm,clocks.mem,memory.used --format=csv
+set +x
+{
+  echo
+  echo "===== jetpde GPU check: summary ($(($(date +%s) - start))s of ${budget}s) ====="
+  printf '%s\n' "${summary[@]}"
+  echo "----- GPU results printed by the tests -----"
+  grep -ah '^\[cuda\]' "$out/gpu_check.log" | sort -u
+  echo "----- failed tests -----"
+  grep -ah '^\[  FAILED  \]\|^[0-9]*% tests passed\|The following tests FAILED' "$out/gpu_check.log" |
+    sort -u | head -40
+  echo "logs: $out"
+} | tee "$out/summary.txt"

@@ -1,0 +1,125 @@
+// The CUDA renderer's kernels, run by the host emulation of emulator.h, against the interpreter:
+// every workload and every primitive with the default launch limits, and some workloads with
+// limits of two blocks, which makes every grid-stride loop stride and every row sum add several
+// partials (the primitive table's shapes are too small for that to change anything).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "compiler/cuda/render_cuda.h"
+#include "compiler/executable.h"
+#include "tests/cuda/emulator.h"
+#include "tests/cuda/programs.h"
+
+namespace jetpde::cudatest {
+namespace {
+
+std::string cache_dir() { return ::testing::TempDir() + "jetpde-cuda-emulation-cache"; }
+
+double tolerance(DType dtype) { return dtype == DType::f64 ? 1e-11 : 2e-5; }
+
+const compiler::CudaRenderOptions kTinyGrids{2, 2};
+
+struct EmulatedCase {
+  WorkloadCase workload;
+  bool tiny_grids;
+};
+void PrintTo(const EmulatedCase& c, std::ostream* os) {
+  *os << case_name(c.workload) << (c.tiny_grids ? " with tiny grids" : "");
+}
+
+class EmulatedWorkloads : public ::testing::TestWithParam<EmulatedCase> {};
+
+TEST_P(EmulatedWorkloads, StepMatchesTheInterpreter) {
+  const EmulatedCase c = GetParam();
+  bench::Workload w = bench::build_workload(c.workload.name, {64, c.workload.dtype});
+  const std::vector<Var> outs = w.step_outputs();
+  EmulatedDevice device(lowered(outs), c.tiny_grids ? kTinyGrids : compiler::CudaRenderOptions{},
+                        cache_dir());
+  device.set(w.bindings);
+  device.run();
+  const std::vector<MatrixD> want = evaluate(outs, w.bindings, Precision::f64);
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    EXPECT_LE(error(device.output(k), want[k]), tolerance(c.workload.dtype))
+        << (k == 0 ? std::string("loss") : "gradient of " + w.params[k - 1].node().attrs.name);
+}
+
+std::vector<EmulatedCase> emulated_cases() {
+  std::vector<EmulatedCase> out;
+  for (const WorkloadCase& w : workload_cases()) out.push_back({w, false});
+  for (const char* name : {"burgers", "ks4", "poisson32d"})
+    out.push_back({{name, DType::f64}, true});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, EmulatedWorkloads, ::testing::ValuesIn(emulated_cases()),
+                         [](const auto& info) {
+                           return case_name(info.param.workload) +
+                                  (info.param.tiny_grids ? "_tiny_grids" : "");
+                         });
+
+class EmulatedPrimitives : public ::testing::TestWithParam<DType> {};
+
+TEST_P(EmulatedPrimitives, MatchTheInterpreter) {
+  const DType dtype = GetParam();
+  Graph g(dtype);
+  Bindings b;
+  const std::vector<Labelled> outs = primitive_outputs(g, b);
+  const std::vector<Var> vars = vars_of(outs);
+  EmulatedDevice device(lowered(vars), {}, cache_dir());
+  device.set(b);
+  device.run();
+  const std::vector<MatrixD> want = evaluate(vars, b, Precision::node);
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    EXPECT_LE(error(device.output(k), want[k]), tolerance(dtype)) << outs[k].label;
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, EmulatedPrimitives, ::testing::Values(DType::f64, DType::f32),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// A kernel that sums over rows and over columns at once (both launches and the finish), with
+// shapes that fill no block evenly (rows 1000, cols 37).
+TEST(EmulatedReductions, RowsAndColumnsInOneKernel) {
+  for (const bool tiny : {false, true}) {
+    Graph g(DType::f64);
+    const Var x = g.input("x", {1000, 37});
+    const Var h = tanh(x) * 2.0;
+    const std::vector<Var> outs{mean_rows(h), sum_cols(h), sum_rows(h * h), mean_all(h), h};
+    EmulatedDevice device(lowered(outs), tiny ? kTinyGrids : compiler::CudaRenderOptions{},
+                          cache_dir());
+    bool mixed = false;
+    for (const auto& s : device.source().steps)
+      if (s) mixed = mixed || s->launches.size() == 3;
+    EXPECT_TRUE(mixed) << device.program().to_text();
+    const Bindings b{{"x", MatrixD::Random(1000, 37)}};
+    device.set(b);
+    device.run();
+    const std::vector<MatrixD> want = evaluate(outs, b, Precision::f64);
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      EXPECT_LE(error(device.output(k), want[k]), 1e-12) << "output " << k << " tiny " << tiny;
+  }
+}
+
+// Reduced-precision policies: the emulated kernels against the CPU backend's (the same
+// rounding after every operation, so nearly the same numbers).
+TEST(EmulatedPrecision, Bf16AndFp16MatchTheCpuBackend) {
+  for (const auto policy : {compiler::PrecisionPolicy::bf16, compiler::PrecisionPolicy::fp16}) {
+    bench::Workload w = bench::build_workload("burgers", {64, DType::f32});
+    const std::vector<Var> outs = w.step_outputs();
+    compiler::CompileOptions o;
+    o.cpu.cache_dir = cache_dir();
+    o.pipeline.precision = policy;
+    compiler::Executable cpu(outs, o);
+    cpu.set(w.bindings);
+    cpu.run();
+    EmulatedDevice device(lowered(outs, o.pipeline), {}, cache_dir());
+    device.set(w.bindings);
+    device.run();
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      EXPECT_LE(error(device.output(k), cpu.output(k)), 1e-3)
+          << compiler::precision_name(policy) << " output " << k;
+  }
+}
+
+}  // namespace
+}  // namespace jetpde::cudatest
