@@ -1,6 +1,8 @@
 // Every user error of the autodiff core has a test asserting its message (DESIGN.md section 12).
 #include <gtest/gtest.h>
 
+#include "tests/support/user_error.h"
+
 #include <functional>
 
 #include "autodiff/errors.h"
@@ -13,14 +15,7 @@
 namespace jetpde {
 namespace {
 
-void expect_user_error(const std::function<void()>& f, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no UserError; expected: " << message;
-  } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), message);
-  }
-}
+using jetpde::testing::expect_user_error;
 
 TEST(UserErrors, DerivativeWithRespectToAParam) {
   Graph g;

@@ -1,6 +1,8 @@
 // The executable's life cycle: the compile cache, the interpreter fallback, and its user errors.
 #include <gtest/gtest.h>
 
+#include "tests/support/user_error.h"
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -32,14 +34,7 @@ struct Layer {
       {"x", MatrixD::Random(8, 2)}, {"W", MatrixD::Random(2, 3)}, {"b", MatrixD::Random(1, 3)}};
 };
 
-void expect_user_error(const std::function<void()>& f, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no UserError; expected: " << message;
-  } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), message);
-  }
-}
+using jetpde::testing::expect_user_error;
 
 TEST(CompileCache, TheSecondCompileIsACacheHit) {
   const CompileOptions o = fresh_cache("hit");

@@ -9,9 +9,10 @@
 #include "autodiff/errors.h"
 #include "compiler/executable.h"
 #include "compiler/runtime.h"
-#include "tests/cuda/programs.h"
+#include "tests/support/test_programs.h"
 
 namespace jetpde::cudatest {
+using namespace testprog;  // NOLINT(google-build-using-namespace): the shared test programs
 namespace {
 
 using compiler::Backend;

@@ -9,9 +9,10 @@
 #include "compiler/cuda/render_cuda.h"
 #include "compiler/executable.h"
 #include "tests/cuda/emulator.h"
-#include "tests/cuda/programs.h"
+#include "tests/support/test_programs.h"
 
 namespace jetpde::cudatest {
+using namespace testprog;  // NOLINT(google-build-using-namespace): the shared test programs
 namespace {
 
 std::string cache_dir() { return ::testing::TempDir() + "jetpde-cuda-emulation-cache"; }

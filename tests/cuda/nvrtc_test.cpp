@@ -12,9 +12,10 @@
 #include "autodiff/errors.h"
 #include "compiler/cuda/nvrtc.h"
 #include "compiler/cuda/render_cuda.h"
-#include "tests/cuda/programs.h"
+#include "tests/support/test_programs.h"
 
 namespace jetpde::cudatest {
+using namespace testprog;  // NOLINT(google-build-using-namespace): the shared test programs
 namespace {
 
 using compiler::CudaSource;

@@ -1,6 +1,6 @@
-// The graphs the CUDA tests compile: every benchmark workload's training step and one graph
-// holding every primitive (values, Taylor derivatives up to order 4, gradients), as in
-// tests/compiler/compiled_test.cpp, plus the comparison the backends are held to.
+// The graphs every backend test compiles: each benchmark workload's training step and one graph
+// holding every primitive (values, Taylor derivatives up to order 4, gradients),
+// plus the comparison the backends are held to (the CPU oracle: tests/compiler/compiled_test.cpp).
 #pragma once
 
 #include <algorithm>
@@ -20,7 +20,7 @@
 #include "compiler/pipeline.h"
 #include "tests/support/primitive_table.h"
 
-namespace jetpde::cudatest {
+namespace jetpde::testprog {
 
 struct Labelled {
   std::string label;
@@ -101,4 +101,4 @@ inline double error(const MatrixD& got, const MatrixD& want) {
   return std::isnan(e) ? INFINITY : e;
 }
 
-}  // namespace jetpde::cudatest
+}  // namespace jetpde::testprog
