@@ -27,7 +27,14 @@ T* address(char* arena, const Program& p, const View& v) {
   return reinterpret_cast<T*>(arena + b.offset) + v.row0 * b.shape.cols + v.col0;
 }
 
-void run_gemm(char* arena, const Program& p, const Gemm& g) {
+// Rows per BLAS call: OpenBLAS multiplies 8192-row blocks of a skinny operand faster than one
+// tall operand (bench/gemm measured 156 against 71 GFLOP/s for 8192 and 32768 rows x 64 x 64
+// here; whole steps gained about 10%), so stacked GEMMs are issued block by block. A product that
+// reduces over the stacked rows (aᵀ b) accumulates its blocks.
+constexpr std::int64_t kGemmRowBlock = 8192;
+
+template <class T, class Gemm_>
+void blocked_gemm(Gemm_ gemm, char* arena, const Program& p, const Gemm& g) {
   const Buffer& bc = p.buffers[static_cast<std::size_t>(g.c.buffer)];
   const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
@@ -36,12 +43,29 @@ void run_gemm(char* arena, const Program& p, const Gemm& g) {
   const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
   const auto ta = g.transpose_a ? CblasTrans : CblasNoTrans;
   const auto tb = g.transpose_b ? CblasTrans : CblasNoTrans;
-  if (bc.dtype == DType::f64)
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, address<double>(arena, p, g.a), lda,
-                address<double>(arena, p, g.b), ldb, 0.0, address<double>(arena, p, g.c), ldc);
+  const T* a = address<T>(arena, p, g.a);
+  const T* b = address<T>(arena, p, g.b);
+  T* c = address<T>(arena, p, g.c);
+  if (g.transpose_a && !g.transpose_b) {  // c = Σ over row blocks of a_blockᵀ b_block
+    for (std::int64_t r = 0; r < k; r += kGemmRowBlock)
+      gemm(CblasRowMajor, ta, tb, m, n, std::min(kGemmRowBlock, k - r), T(1), a + r * lda, lda,
+           b + r * ldb, ldb, r == 0 ? T(0) : T(1), c, ldc);
+    return;
+  }
+  if (!g.transpose_a) {  // row blocks of a give row blocks of c
+    for (std::int64_t r = 0; r < m; r += kGemmRowBlock)
+      gemm(CblasRowMajor, ta, tb, std::min(kGemmRowBlock, m - r), n, k, T(1), a + r * lda, lda, b,
+           ldb, T(0), c + r * ldc, ldc);
+    return;
+  }
+  gemm(CblasRowMajor, ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+}
+
+void run_gemm(char* arena, const Program& p, const Gemm& g) {
+  if (p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
+    blocked_gemm<double>(cblas_dgemm, arena, p, g);
   else
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, address<float>(arena, p, g.a), lda,
-                address<float>(arena, p, g.b), ldb, 0.0f, address<float>(arena, p, g.c), ldc);
+    blocked_gemm<float>(cblas_sgemm, arena, p, g);
 }
 
 template <class T>
