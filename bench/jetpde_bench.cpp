@@ -19,7 +19,6 @@
 #include <thread>
 #include <vector>
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -28,6 +27,7 @@
 #include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
 #include "bench/workloads.h"
+#include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
 
 namespace jetpde::bench {
@@ -215,15 +215,15 @@ Result run_workload(const std::string& name, const std::string& executor, const 
   return r;
 }
 
-// This machine's SGEMM rate in GFLOP/s (median of 5) on m x k times k x n.
+// This machine's SGEMM rate in GFLOP/s (median of 5) on m x k times k x n, with the library the
+// compiled executor uses (compiler/cpu_gemm.h).
 double sgemm_rate(int m, int k, int n) {
   std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f),
       b(static_cast<std::size_t>(k) * n, 0.25f), c(static_cast<std::size_t>(m) * n);
   std::vector<double> t;
   for (int rep = 0; rep < 6; ++rep) {
     const auto start = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
-                0.0f, c.data(), n);
+    compiler::sgemm_row_major(false, false, m, n, k, a.data(), k, b.data(), n, 0.0f, c.data(), n);
     if (rep > 0) t.push_back(seconds_since(start));
   }
   return 2.0 * m * n * k / median(t) * 1e-9;
@@ -309,6 +309,7 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
   out << R"(  "precision": )" << quoted(compiler::precision_name(o.precision)) << R"(, "steps": )"
       << o.steps << ",\n";
   out << R"(  "openblas_environment": )" << quoted(openblas_environment()) << ",\n";
+  out << R"(  "sgemm_library": )" << quoted(compiler::sgemm_library()) << ",\n";
   out << R"(  "sgemm_gflops_2048": )" << m.sgemm_peak << R"(, "sgemm_gflops_32768x64x64": )"
       << m.sgemm_skinny << ",\n";
   out << R"(  "results": [)"

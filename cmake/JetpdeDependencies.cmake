@@ -104,6 +104,14 @@ endif()
 if(JETPDE_HAVE_BLAS)
   jetpde_external_target(blas BLAS LINK ${JETPDE_BLAS_LIBRARIES} INCLUDE ${JETPDE_BLAS_INCLUDE_DIRS})
 endif()
+
+# --- oneDNN: the fastest f32 GEMM measured on PINN shapes here (bench/gemm/README.md) ------------
+set(JETPDE_HAVE_DNNL FALSE)
+find_package(dnnl CONFIG QUIET)
+if(dnnl_FOUND AND TARGET DNNL::dnnl)
+  set(JETPDE_HAVE_DNNL TRUE)
+endif()
+jetpde_record_dependency(oneDNN ${JETPDE_HAVE_DNNL} VERSION "${dnnl_VERSION}" DETAIL "sgemm")
 jetpde_record_dependency(BLAS ${JETPDE_HAVE_BLAS} VERSION "${JETPDE_BLAS_VERSION}"
   DETAIL "${JETPDE_BLAS_VENDOR}")
 

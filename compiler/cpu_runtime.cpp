@@ -7,6 +7,7 @@
 
 #include "autodiff/errors.h"
 #include "compiler/cpu_compiler.h"
+#include "compiler/cpu_gemm.h"
 #include "compiler/lower.h"
 #include "compiler/render_c.h"
 #include "compiler/runtime.h"
@@ -27,45 +28,50 @@ T* address(char* arena, const Program& p, const View& v) {
   return reinterpret_cast<T*>(arena + b.offset) + v.row0 * b.shape.cols + v.col0;
 }
 
-// Rows per BLAS call: OpenBLAS multiplies 8192-row blocks of a skinny operand faster than one
-// tall operand (bench/gemm measured 156 against 71 GFLOP/s for 8192 and 32768 rows x 64 x 64
-// here; whole steps gained about 10%), so stacked GEMMs are issued block by block. A product that
-// reduces over the stacked rows (aᵀ b) accumulates its blocks.
+// Rows per f32 GEMM call: libraries multiply 8192-row blocks of a skinny operand at least as
+// fast as one tall operand (OpenBLAS: 156 against 71 GFLOP/s for 8192 and 32768 rows x 64 x 64
+// in one bench/gemm run), so stacked GEMMs are issued block by block. A product that reduces over
+// the stacked rows (aᵀ b) accumulates its blocks.
 constexpr std::int64_t kGemmRowBlock = 8192;
 
-template <class T, class Gemm_>
-void blocked_gemm(Gemm_ gemm, char* arena, const Program& p, const Gemm& g) {
-  const Buffer& bc = p.buffers[static_cast<std::size_t>(g.c.buffer)];
+void run_sgemm(char* arena, const Program& p, const Gemm& g) {
   const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
-  const auto ldc = bc.shape.cols;
+  const auto ldc = p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
   const auto m = g.c.shape.rows, n = g.c.shape.cols;
   const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
-  const auto ta = g.transpose_a ? CblasTrans : CblasNoTrans;
-  const auto tb = g.transpose_b ? CblasTrans : CblasNoTrans;
-  const T* a = address<T>(arena, p, g.a);
-  const T* b = address<T>(arena, p, g.b);
-  T* c = address<T>(arena, p, g.c);
+  const float* a = address<float>(arena, p, g.a);
+  const float* b = address<float>(arena, p, g.b);
+  float* c = address<float>(arena, p, g.c);
   if (g.transpose_a && !g.transpose_b) {  // c = Σ over row blocks of a_blockᵀ b_block
     for (std::int64_t r = 0; r < k; r += kGemmRowBlock)
-      gemm(CblasRowMajor, ta, tb, m, n, std::min(kGemmRowBlock, k - r), T(1), a + r * lda, lda,
-           b + r * ldb, ldb, r == 0 ? T(0) : T(1), c, ldc);
-    return;
-  }
-  if (!g.transpose_a) {  // row blocks of a give row blocks of c
+      sgemm_row_major(true, false, m, n, std::min(kGemmRowBlock, k - r), a + r * lda, lda,
+                      b + r * ldb, ldb, r == 0 ? 0.0f : 1.0f, c, ldc);
+  } else if (!g.transpose_a) {  // row blocks of a give row blocks of c
     for (std::int64_t r = 0; r < m; r += kGemmRowBlock)
-      gemm(CblasRowMajor, ta, tb, std::min(kGemmRowBlock, m - r), n, k, T(1), a + r * lda, lda, b,
-           ldb, T(0), c + r * ldc, ldc);
-    return;
+      sgemm_row_major(false, g.transpose_b, std::min(kGemmRowBlock, m - r), n, k, a + r * lda, lda,
+                      b, ldb, 0.0f, c + r * ldc, ldc);
+  } else {
+    sgemm_row_major(true, g.transpose_b, m, n, k, a, lda, b, ldb, 0.0f, c, ldc);
   }
-  gemm(CblasRowMajor, ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+}
+
+void run_dgemm(char* arena, const Program& p, const Gemm& g) {
+  const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
+  cblas_dgemm(
+      CblasRowMajor, g.transpose_a ? CblasTrans : CblasNoTrans,
+      g.transpose_b ? CblasTrans : CblasNoTrans, g.c.shape.rows, g.c.shape.cols, k, 1.0,
+      address<double>(arena, p, g.a), p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols,
+      address<double>(arena, p, g.b), p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols,
+      0.0, address<double>(arena, p, g.c),
+      p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols);
 }
 
 void run_gemm(char* arena, const Program& p, const Gemm& g) {
   if (p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
-    blocked_gemm<double>(cblas_dgemm, arena, p, g);
+    run_dgemm(arena, p, g);
   else
-    blocked_gemm<float>(cblas_sgemm, arena, p, g);
+    run_sgemm(arena, p, g);
 }
 
 template <class T>
