@@ -268,8 +268,8 @@ void print_facts(const Options& o, const Machine& m) {
             << "), interpreter = the reference interpreter (float32, one thread)\n"
             << "OpenBLAS environment: " << openblas_environment()
             << " (`make bench` unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)\n";
-  std::printf("machine SGEMM: %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n", m.sgemm_peak,
-              m.sgemm_skinny);
+  std::printf("machine SGEMM (%s): %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n",
+              compiler::sgemm_library(), m.sgemm_peak, m.sgemm_skinny);
   std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
   std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s\n", "workload", "executor",
               "points", "streams", "s/step", "points/s", "cold s", "cached s", "kernels", "gemms",
