@@ -11,7 +11,9 @@ namespace jetpde::compiler {
 // Precision policies of DESIGN.md section 8; `as_built` keeps the graph's own dtypes.
 enum class PrecisionPolicy { as_built, fp64, fp32, bf16, fp16, automatic };
 std::string precision_name(PrecisionPolicy policy);
-// `automatic` resolved for this machine (bf16 with AVX512-BF16 or AMX, else fp32).
+// `automatic` resolved for this machine: bf16 where GEMMs run on bf16 hardware, else fp32.
+// Whether this CPU has AVX512-BF16 or AMX-BF16 instructions.
+bool cpu_has_bf16_instructions();
 PrecisionPolicy resolve_auto(PrecisionPolicy policy);
 
 // Gives every node a dtype by the policy and inserts casts. See precision.cpp.

@@ -9,8 +9,9 @@
 //         by 1 / rms(operand) before the cast and the product divided by both factors, so the
 //         scaling is per stream (the pass runs before GEMM stacking, one operand per stream) and
 //         per step (recomputed from the values every time), which covers loss scaling too.
-//   auto  bf16 where the CPU multiplies bf16 natively (AVX512-BF16 or AMX), else fp32. (The
-//         trainer's validation check that falls back to fp32 comes with the solvers.)
+//   auto  bf16 where the runtime multiplies bf16 natively (AVX512-BF16 or AMX), else fp32; the
+//         CPU runtime emulates bf16 GEMMs for now, so auto is fp32 (see resolve_auto). The
+//         trainer's validation check that falls back to fp32 comes with the solvers.
 // Explicit casts in the user's graph are kept.
 #include <fstream>
 
@@ -19,6 +20,9 @@
 
 namespace jetpde::compiler {
 namespace {
+
+// Whether the CPU runtime multiplies bf16 operands with 16-bit instructions (not yet).
+constexpr bool kNativeBf16Gemm = false;
 
 DType base_dtype(PrecisionPolicy p) { return p == PrecisionPolicy::fp64 ? DType::f64 : DType::f32; }
 
@@ -31,16 +35,22 @@ Var narrow(Var x, DType to, bool scaled, Var* factor) {
 
 }  // namespace
 
-PrecisionPolicy resolve_auto(PrecisionPolicy p) {
-  if (p != PrecisionPolicy::automatic) return p;
+bool cpu_has_bf16_instructions() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line))
     if (line.rfind("flags", 0) == 0)
       return line.find(" avx512_bf16") != std::string::npos ||
-                     line.find(" amx_bf16") != std::string::npos
-                 ? PrecisionPolicy::bf16
-                 : PrecisionPolicy::fp32;
+             line.find(" amx_bf16") != std::string::npos;
+  return false;
+}
+
+PrecisionPolicy resolve_auto(PrecisionPolicy p) {
+  if (p != PrecisionPolicy::automatic) return p;
+  // bf16 pays only where the GEMMs run on 16-bit hardware. The CPU runtime still emulates bf16
+  // GEMMs with f32 ones (same speed, bf16 error), so auto stays fp32 until it calls a native
+  // bf16 GEMM; cpu_has_bf16_instructions() is the test it will use then.
+  if (kNativeBf16Gemm && cpu_has_bf16_instructions()) return PrecisionPolicy::bf16;
   return PrecisionPolicy::fp32;
 }
 

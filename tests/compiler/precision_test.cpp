@@ -66,6 +66,12 @@ INSTANTIATE_TEST_SUITE_P(All, Policies,
                                            PolicyCase{PrecisionPolicy::fp16, 1e-2}),
                          [](const auto& info) { return precision_name(info.param.policy); });
 
+TEST(PrecisionPass, AutoStaysFp32WhileBf16GemmsAreEmulated) {
+  EXPECT_EQ(resolve_auto(PrecisionPolicy::automatic), PrecisionPolicy::fp32)
+      << "auto may pick bf16 only once the CPU runtime multiplies bf16 natively";
+  EXPECT_EQ(resolve_auto(PrecisionPolicy::fp16), PrecisionPolicy::fp16);
+}
+
 TEST(PrecisionPass, Bf16NarrowsOnlyGemmOperands) {
   Graph g(DType::f64);
   const Var x = g.input("x", {4, 2});
