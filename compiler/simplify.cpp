@@ -7,6 +7,7 @@
 //   0 / x = 0     -(-x) = x     c1 * (c2 * x) = (c1 c2) * x  x * -1 = -x   x + (-y) = x - y
 //   x - (-y) = x + y            pow(x, 2) = x * x            pow(x, 0.5) = sqrt(x)
 //   reductions, slices, broadcasts and matmuls of a zero are a zero; select(c, x, x) = x
+//   concat(a_i) + concat(b_j) = concat(a + b) over common pieces (see add_concats)
 //
 // Multiplying by zero drops NaN and infinity propagation, as in every PINN framework's graph.
 #include <algorithm>
@@ -38,6 +39,87 @@ Var fit(Var v, const Node& node) {
 
 Var zero_like(Graph& g, const Node& node) { return zeros(g, node.shape, node.dtype); }
 
+// The parts of a concatenation along its axis, with their offsets; a non-concat is one part.
+struct Part {
+  std::int64_t begin, end;
+  Var var;
+};
+
+std::vector<Part> parts_of(Var v, Op concat) {
+  std::vector<Part> parts;
+  const bool rows = concat == Op::ConcatRows;
+  std::int64_t at = 0;
+  auto push = [&](Var p) {
+    const std::int64_t extent = rows ? p.shape().rows : p.shape().cols;
+    parts.push_back({at, at + extent, p});
+    at += extent;
+  };
+  if (v.op() == concat)
+    for (NodeId id : v.node().args) push(v.graph->var(id));
+  else
+    push(v);
+  return parts;
+}
+
+// Rows (or columns) [begin, end) of the part that covers them.
+Var piece(const std::vector<Part>& parts, std::int64_t begin, std::int64_t end, Op concat,
+          DType dtype) {
+  const bool rows = concat == Op::ConcatRows;
+  for (const Part& p : parts) {
+    if (begin < p.begin || end > p.end) continue;
+    const Shape s = p.var.shape();
+    if (is_zero(p.var))
+      return zeros(*p.var.graph, rows ? Shape{end - begin, s.cols} : Shape{s.rows, end - begin},
+                   dtype);
+    return rows ? slice_rows(p.var, begin - p.begin, end - begin)
+                : slice_cols(p.var, begin - p.begin, end - begin);
+  }
+  return Var{};
+}
+
+// concat(a_i) + concat(b_j) -> concat of (a + b) over the common refinement of their parts,
+// zeros dropped. The adjoint of a weight read row by row (the first layer's Taylor streams are
+// rows of W) is a sum of one-row pieces padded with zeros; this makes it one concatenation of
+// the rows, without a full-size addition per row.
+Var add_concats(Var a, Var b, Op concat, const Node& n) {
+  const std::vector<Part> pa = parts_of(a, concat), pb = parts_of(b, concat);
+  std::vector<std::int64_t> cuts;
+  for (const Part& p : pa) cuts.push_back(p.end);
+  for (const Part& p : pb) cuts.push_back(p.end);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<Var> pieces;
+  std::int64_t begin = 0;
+  for (std::int64_t end : cuts) {
+    const Var x = piece(pa, begin, end, concat, n.dtype),
+              y = piece(pb, begin, end, concat, n.dtype);
+    pieces.push_back(is_zero(x) ? y : is_zero(y) ? x : add(x, y));
+    begin = end;
+  }
+  // Neighbouring zero pieces become one.
+  std::vector<Var> merged;
+  for (Var p : pieces) {
+    if (!merged.empty() && is_zero(merged.back()) && is_zero(p)) {
+      const Shape s = merged.back().shape(), t = p.shape();
+      merged.back() = zeros(*p.graph,
+                            concat == Op::ConcatRows ? Shape{s.rows + t.rows, s.cols}
+                                                     : Shape{s.rows, s.cols + t.cols},
+                            n.dtype);
+    } else {
+      merged.push_back(p);
+    }
+  }
+  return concat == Op::ConcatRows ? concat_rows(merged) : concat_cols(merged);
+}
+
+// Both operands concatenations along the same axis, of the node's full shape.
+std::optional<Op> common_concat(std::span<const Var> a, const Node& n) {
+  for (Op op : {Op::ConcatRows, Op::ConcatCols})
+    if (a[0].op() == op && a[1].op() == op && a[0].shape() == n.shape && a[1].shape() == n.shape)
+      return op;
+  return std::nullopt;
+}
+
 // c * x with c a scalar constant: the factor and the other operand.
 bool split_scale(Var v, double* factor, Var* rest) {
   if (v.op() != Op::Mul) return false;
@@ -59,6 +141,7 @@ std::optional<Var> simplify_arithmetic(Graph& g, const Node& n, std::span<const 
       if (is_zero(a[1])) return fit(a[0], n);
       if (is_zero(a[0])) return fit(a[1], n);
       if (a[1].op() == Op::Neg) return sub(a[0], g.var(a[1].node().args[0]));
+      if (auto concat = common_concat(a, n)) return add_concats(a[0], a[1], *concat, n);
       return std::nullopt;
     case Op::Sub:
       if (is_zero(a[1])) return fit(a[0], n);

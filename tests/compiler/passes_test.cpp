@@ -65,6 +65,21 @@ TEST(Simplify, ZerosPropagateThroughMatmulAndReductions) {
             "%1 = broadcast %0 {1, 3} : f32[1,3]\n");
 }
 
+TEST(Simplify, SumsOfPaddedRowsBecomeOneConcatenation) {
+  Graph g;
+  const Var r0 = g.input("r0", {1, 3});
+  const Var r2 = g.input("r2", {1, 3});
+  const Var z2 = zeros(g, {2, 3}, DType::f32);
+  // The adjoint of W read as rows 0 and 2 (the transposes of two slice_rows).
+  const Var sum = concat_rows({r0, z2}) + concat_rows({z2, r2});
+  EXPECT_EQ(text(simplify(one(sum))),
+            "%0 = input 'r0' : f32[1,3]\n"
+            "%1 = input 'r2' : f32[1,3]\n"
+            "%2 = const [0] : f32[1,1]\n"
+            "%3 = broadcast %2 {1, 3} : f32[1,3]\n"
+            "%4 = concat_rows %0, %3, %1 : f32[3,3]\n");
+}
+
 TEST(Simplify, LeavesOrdinaryArithmeticUnchanged) {
   Graph g;
   const Var x = g.input("x", {4, 2});
