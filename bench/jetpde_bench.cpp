@@ -271,9 +271,9 @@ void print_facts(const Options& o, const Machine& m) {
   std::printf("machine SGEMM (%s): %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n",
               compiler::sgemm_library(), m.sgemm_peak, m.sgemm_skinny);
   std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
-  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s\n", "workload", "executor",
-              "points", "streams", "s/step", "points/s", "cold s", "cached s", "kernels", "gemms",
-              "gemm s", "kern s", "GFLOP/s");
+  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s\n", "workload",
+              "executor", "points", "streams", "s/step", "points/s", "cold s", "cached s",
+              "kernels", "gemms", "gemm s", "kern s", "GFLOP/s", "arena MB");
   std::fflush(stdout);
 }
 
@@ -281,9 +281,9 @@ void print_row(const Result& r) {
   std::printf("%-12s %-11s %6d %7d %10.4f %11.0f", r.name.c_str(), r.executor.c_str(), r.points,
               r.streams, r.median_seconds, r.points_per_second);
   if (r.executor == "cpu")
-    std::printf(" %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f", r.compile_cold_seconds,
+    std::printf(" %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f", r.compile_cold_seconds,
                 r.compile_cached_seconds, r.kernels, r.gemms, r.gemm_seconds, r.kernel_seconds,
-                r.gemm_gflops);
+                r.gemm_gflops, static_cast<double>(r.arena_bytes) / (1 << 20));
   std::printf("\n");
   std::fflush(stdout);
 }
