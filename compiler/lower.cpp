@@ -26,6 +26,21 @@ struct KernelState {
   std::unordered_set<int> writes;  // buffers it stores to
 };
 
+// Whether the kernel stores to any of `buffers` (then it cannot also load them).
+bool writes_any(const KernelState& ks, const std::unordered_set<int>& buffers) {
+  for (int b : buffers)
+    if (ks.writes.count(b) > 0) return true;
+  return false;
+}
+
+// `v` read as a value of `shape`: dimensions of size 1 broadcast.
+View broadcast_view(View v, Shape shape) {
+  v.row_broadcast = v.row_broadcast || (v.shape.rows == 1 && shape.rows > 1);
+  v.col_broadcast = v.col_broadcast || (v.shape.cols == 1 && shape.cols > 1);
+  v.shape = shape;
+  return v;
+}
+
 bool is_reduction(Op op) {
   return op == Op::SumRows || op == Op::SumCols || op == Op::MeanRows || op == Op::MeanCols;
 }
@@ -164,18 +179,12 @@ class Lowering {
       return add_value(k, Value{Value::Kind::Literal, Op::Const, node(id).dtype, {}, *l.literal});
     View v = materialize(id);
     use(v, k);
-    const Shape d = kernels_[static_cast<std::size_t>(k)].kernel.domain;
-    v.row_broadcast = v.row_broadcast || (v.shape.rows == 1 && d.rows > 1);
-    v.col_broadcast = v.col_broadcast || (v.shape.cols == 1 && d.cols > 1);
-    v.shape = d;
+    v = broadcast_view(v, kernels_[static_cast<std::size_t>(k)].kernel.domain);
     Kernel& kern = kernels_[static_cast<std::size_t>(k)].kernel;
     for (std::size_t i = 0; i < kern.values.size(); ++i) {  // the same view loaded once
       const Value& old = kern.values[i];
       if (old.kind != Value::Kind::Load || old.dtype != node(id).dtype) continue;
-      const View& w = kern.loads[static_cast<std::size_t>(old.load)];
-      if (w.buffer == v.buffer && w.row0 == v.row0 && w.col0 == v.col0 && w.shape == v.shape &&
-          w.row_broadcast == v.row_broadcast && w.col_broadcast == v.col_broadcast)
-        return static_cast<int>(i);
+      if (kern.loads[static_cast<std::size_t>(old.load)] == v) return static_cast<int>(i);
     }
     kern.loads.push_back(v);
     return add_value(k, Value{Value::Kind::Load,
@@ -264,11 +273,7 @@ class Lowering {
       loc(id).literal = loc(a).literal;
       return;
     }
-    View v = materialize(a);
-    v.row_broadcast = v.row_broadcast || (v.shape.rows == 1 && n.shape.rows > 1);
-    v.col_broadcast = v.col_broadcast || (v.shape.cols == 1 && n.shape.cols > 1);
-    v.shape = n.shape;
-    loc(id).view = v;
+    loc(id).view = broadcast_view(materialize(a), n.shape);
   }
 
   void slice(NodeId id, const Node& n) {
@@ -394,9 +399,8 @@ class Lowering {
       if (k < 0 || !kernels_[static_cast<std::size_t>(k)].open) continue;
       const KernelState& ks = kernels_[static_cast<std::size_t>(k)];
       if (ks.kernel.domain != n.shape) continue;
-      bool conflict = false;
-      for (int b : loaded_buffers) conflict = conflict || ks.writes.count(b) > 0;
-      if (!conflict && std::find(candidates.begin(), candidates.end(), k) == candidates.end())
+      if (!writes_any(ks, loaded_buffers) &&
+          std::find(candidates.begin(), candidates.end(), k) == candidates.end())
         candidates.push_back(k);
     }
     if (candidates.empty()) {
@@ -405,9 +409,7 @@ class Lowering {
       for (auto k = static_cast<int>(kernels_.size()) - 1; k >= 0; --k) {
         const KernelState& ks = kernels_[static_cast<std::size_t>(k)];
         if (!ks.open || ks.kernel.domain != n.shape) continue;
-        bool conflict = false;
-        for (int b : loaded_buffers) conflict = conflict || ks.writes.count(b) > 0;
-        if (!conflict) return k;
+        if (!writes_any(ks, loaded_buffers)) return k;
       }
       return new_kernel(n.shape);
     }

@@ -33,6 +33,7 @@ struct View {
   std::int64_t row0 = 0, col0 = 0;
   Shape shape;
   bool row_broadcast = false, col_broadcast = false;
+  friend bool operator==(const View&, const View&) = default;
 };
 
 // One value of a kernel: an elementwise primitive over earlier values, a load, or a literal.
