@@ -2,12 +2,13 @@
 // interpreter in float32. One step = network + every derivative the residual needs + loss + the
 // gradient of the loss with respect to every weight and bias (bench/workloads.h builds them).
 //
-//   jetpde_bench [--workload NAME]... [--executor cpu|interpreter]... [--precision P] [--steps N]
-//                [--points N] [--json FILE]
+//   jetpde_bench [--workload NAME]... [--executor cpu|cuda|interpreter]... [--precision P]
+//                [--steps N] [--points N] [--json FILE]
 //
-// The compiled executor (cpu) also reports its compile time cold (an empty cache) and from the
-// cache, the kernel and GEMM counts, the arena, the split of a step between GEMMs and kernels, and
-// the rate its stacked GEMMs reach against this machine's SGEMM rate measured in the same run.
+// The compiled executors (cpu; cuda, where built and a GPU is present) also report the compile
+// time cold (an empty cache) and from the cache, the kernel and GEMM counts, the arena, the split
+// of a step between GEMMs and kernels, and the rate their stacked GEMMs reach (the SGEMM rate
+// printed beside them is this CPU's, measured in the same run).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,7 +38,8 @@ constexpr const char* kUsage =
     "usage: jetpde_bench [--workload NAME]... [--executor E]... [--precision P] [--steps N]\n"
     "                    [--points N] [--json FILE]\n"
     "  --workload NAME  run only this workload (repeatable; default: all)\n"
-    "  --executor E     cpu (compiled) or interpreter (repeatable; default: both)\n"
+    "  --executor E     cpu (compiled), cuda (compiled, on the GPU) or interpreter (repeatable;\n"
+    "                   default: cpu and interpreter)\n"
     "  --precision P    policy of the compiled executor: fp32 (default), fp64, bf16, fp16, auto\n"
     "  --steps N        timed steps per workload, after one warm-up (default 5)\n"
     "  --points N       points per workload instead of each workload's own count\n"
@@ -90,8 +92,8 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--points") o.points = positive_int(arg, value);
     if (arg == "--json") o.json = value;
     if (arg == "--executor") {
-      if (value != "cpu" && value != "interpreter")
-        throw UserError("--executor wants cpu or interpreter, got '" + value + "'");
+      if (value != "cpu" && value != "cuda" && value != "interpreter")
+        throw UserError("--executor wants cpu, cuda or interpreter, got '" + value + "'");
       o.executors.push_back(value);
     }
     if (arg == "--precision") o.precision = precision_from_name(value);
@@ -151,10 +153,11 @@ double gemm_flops(const compiler::Gemm& g) {
 
 // Compiles twice (an empty cache, then from the cache), then times steps as the interpreter's,
 // and splits a step between GEMMs and kernels with per-step timings.
-Result run_compiled(const Workload& w, const Options& o) {
+Result run_compiled(const Workload& w, const Options& o, compiler::Backend backend) {
   Result r;
   const std::vector<Var> outputs = w.step_outputs();
   compiler::CompileOptions co = compiler::CompileOptions::from_environment();
+  co.backend = backend;
   co.pipeline.precision = o.precision;
   co.strict = true;
   co.cpu.cache_dir = (std::filesystem::temp_directory_path() /
@@ -204,7 +207,9 @@ Result run_workload(const std::string& name, const std::string& executor, const 
   const auto build_start = std::chrono::steady_clock::now();
   const Workload w = build_workload(name, {.points = o.points});
   const double build_seconds = seconds_since(build_start);
-  Result r = executor == "cpu" ? run_compiled(w, o) : run_interpreter(w, o);
+  Result r = executor == "cpu"    ? run_compiled(w, o, compiler::Backend::cpu)
+             : executor == "cuda" ? run_compiled(w, o, compiler::Backend::cuda)
+                                  : run_interpreter(w, o);
   r.name = name;
   r.executor = executor;
   r.build_seconds = build_seconds;
@@ -280,7 +285,7 @@ void print_facts(const Options& o, const Machine& m) {
 void print_row(const Result& r) {
   std::printf("%-12s %-11s %6d %7d %10.4f %11.0f", r.name.c_str(), r.executor.c_str(), r.points,
               r.streams, r.median_seconds, r.points_per_second);
-  if (r.executor == "cpu")
+  if (r.executor != "interpreter")
     std::printf(" %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f", r.compile_cold_seconds,
                 r.compile_cached_seconds, r.kernels, r.gemms, r.gemm_seconds, r.kernel_seconds,
                 r.gemm_gflops, static_cast<double>(r.arena_bytes) / (1 << 20));
@@ -324,7 +329,7 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
     for (std::size_t s = 0; s < r.step_seconds.size(); ++s)
       out << (s ? ", " : "") << r.step_seconds[s];
     out << "]";
-    if (r.executor == "cpu")
+    if (r.executor != "interpreter")
       out << R"(, "compile_cold_seconds": )" << r.compile_cold_seconds
           << R"(, "compile_cached_seconds": )" << r.compile_cached_seconds << R"(, "kernels": )"
           << r.kernels << R"(, "gemms": )" << r.gemms << R"(, "arena_bytes": )" << r.arena_bytes

@@ -12,8 +12,9 @@
 # 3. configures a Release build in build-gpu/ with CUDA and without MPI, HDF5, VTK, PETSc, Python;
 # 4. builds cuda_tests and runs its GPU tests first (every workload and primitive on the GPU
 #    against the interpreter, reductions, bf16/fp16 against the CPU backend);
-# 5. builds everything else (tests, bench) and runs jetpde_bench on the GPU, then on the CPU, if
-#    it has a cuda executor, else says so;
+# 5. builds everything else (tests, bench) and runs jetpde_bench on the GPU, then the peers on the
+#    same GPU (PyTorch through bench/peers/torch_pinn_cuda.py, JAX through bench/peers/jax_pinn.py),
+#    a larger batch, and jetpde_bench on the CPU, each while time is left;
 # 6. compute-sanitizer (memcheck, racecheck) on a few GPU tests, the GPU-free CUDA tests (NVRTC,
 #    emulation), then the other tests, each only while time is left;
 # 7. nvidia-smi again, and the summary.
@@ -134,18 +135,39 @@ if stage build-cuda-tests 240 ninja -C "$build" -j "$jobs" cuda_tests; then
   note "gpu tests skipped: ${skipped:-?} (a skip means no usable CUDA device; the log says why)"
 fi
 
-# ---- 5. everything else, and the benchmark on the GPU ------------------------------------------
+# ---- 5. everything else, the benchmark on the GPU, and the peers on the same GPU ----------------
 stage build-all $(( $(left) > 240 ? 240 : $(left) - 60 )) ninja -C "$build" -j "$jobs" -k 0
 bench=$build/bench/jetpde_bench
 if [[ -x $bench ]] && "$bench" --help 2>&1 | grep -qw cuda; then
-  # The GPU alone first (its JSON is written at the end of a run), then the CPU beside it.
   stage bench-gpu $(( $(left) > 200 ? 120 : $(left) - 60 )) \
     "$bench" --executor cuda --steps 5 --json "$out/bench_gpu.json"
-  stage bench-cpu $(( $(left) > 180 ? 90 : $(left) - 90 )) \
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bench" --executor cpu --steps 5 \
-    --json "$out/bench_cpu.json"
 else
-  note "bench-gpu: jetpde_bench has no cuda executor yet ($bench --help names none); skipped"
+  note "bench-gpu: jetpde_bench has no cuda executor ($bench --help names none); skipped"
+fi
+# The peers, side by side on the same GPU: PyTorch (the shared script's workloads through
+# bench/peers/torch_pinn_cuda.py; the script travels in build-gpu-deps/, see gpu_deps.sh) and JAX.
+peer_script=$root/../shared/bench/torch_pinn.py
+[[ -f $peer_script ]] || peer_script=$root/build-gpu-deps/torch_pinn.py
+if [[ -f $peer_script ]] && (($(left) > 150)); then
+  stage torch-gpu 90 python3 "$root/bench/peers/torch_pinn_cuda.py" --script "$peer_script" \
+    --reps 5 --json "$out/torch_gpu.json"
+else
+  note "torch-gpu: no torch_pinn.py (neither ../shared/bench nor build-gpu-deps) or no time"
+fi
+if (($(left) > 120)); then
+  stage jax-gpu $(( $(left) > 240 ? 150 : $(left) - 90 )) \
+    env PYTHONUNBUFFERED=1 python3 "$root/bench/peers/jax_pinn.py" --reps 5 --json "$out/jax_gpu.json"
+fi
+# A larger batch (16x the points), where a GPU is busier: jetpde and PyTorch.
+if [[ -x $bench ]] && (($(left) > 150)); then
+  stage bench-gpu-large 60 "$bench" --executor cuda --steps 5 --points 131072 \
+    --workload burgers --workload ns2d --workload order6 --json "$out/bench_gpu_large.json"
+  [[ -f $peer_script ]] && stage torch-gpu-large 45 python3 "$root/bench/peers/torch_pinn_cuda.py" \
+    --script "$peer_script" --reps 5 --points 131072 --only burgers ns2d order6
+fi
+if [[ -x $bench ]] && (($(left) > 120)); then
+  stage bench-cpu 60 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$bench" --executor cpu \
+    --steps 3 --json "$out/bench_cpu.json"
 fi
 
 # ---- 6. sanitizers, the GPU-free CUDA tests, the other tests, while time is left ----------------

@@ -23,4 +23,6 @@ for p in "${packages[@]}"; do
     apt-get download "$p" 2>/dev/null || { echo "gpu_deps: cannot download $p" >&2; exit 1; }
   fi
 done
+# The PyTorch peer script, which ../shared holds and which does not travel with the tree.
+cp "$root/../shared/bench/torch_pinn.py" . 2>/dev/null || echo "gpu_deps: no ../shared/bench/torch_pinn.py" >&2
 echo "gpu_deps: $(ls -1 *.deb | wc -l) packages, $(du -sh . | cut -f1) in $dir"
