@@ -269,7 +269,7 @@ struct Machine {
 void print_facts(const Options& o, const Machine& m) {
   std::cout << "jetpde_bench  " << utc_date() << "\n"
             << "cores: " << std::thread::hardware_concurrency() << "  cpu: " << cpu_model() << "\n"
-            << "executors: cpu = compiled (precision " << compiler::precision_name(o.precision)
+            << "executors: cpu, cuda = compiled (precision " << compiler::precision_name(o.precision)
             << "), interpreter = the reference interpreter (float32, one thread)\n"
             << "OpenBLAS environment: " << openblas_environment()
             << " (`make bench` unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)\n";
@@ -283,10 +283,15 @@ void print_facts(const Options& o, const Machine& m) {
 }
 
 void print_row(const Result& r) {
-  std::printf("%-12s %-11s %6d %7d %10.4f %11.0f", r.name.c_str(), r.executor.c_str(), r.points,
-              r.streams, r.median_seconds, r.points_per_second);
+  // Six decimals where a step takes under a millisecond (a GPU), four otherwise.
+  const bool fast = r.median_seconds < 1e-3;
+  std::printf(fast ? "%-12s %-11s %6d %7d %10.6f %11.0f" : "%-12s %-11s %6d %7d %10.4f %11.0f",
+              r.name.c_str(), r.executor.c_str(), r.points, r.streams, r.median_seconds,
+              r.points_per_second);
   if (r.executor != "interpreter")
-    std::printf(" %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f", r.compile_cold_seconds,
+    std::printf(fast ? " %9.3f %9.4f %7d %6d %8.6f %8.6f %7.1f %8.1f"
+                     : " %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f",
+                r.compile_cold_seconds,
                 r.compile_cached_seconds, r.kernels, r.gemms, r.gemm_seconds, r.kernel_seconds,
                 r.gemm_gflops, static_cast<double>(r.arena_bytes) / (1 << 20));
   std::printf("\n");
