@@ -117,7 +117,7 @@ struct Result {
   std::vector<double> step_seconds;
   // compiled only
   double compile_cold_seconds = 0, compile_cached_seconds = 0;
-  int kernels = 0, gemms = 0;
+  int kernels = 0, gemms = 0, native_bf16_gemms = 0;
   std::int64_t arena_bytes = 0;
   double gemm_seconds = 0, kernel_seconds = 0, gemm_gflops = 0;
 };
@@ -171,6 +171,7 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
   std::filesystem::remove_all(co.cpu.cache_dir);
   r.kernels = exe.stats().kernels;
   r.gemms = exe.stats().gemms;
+  r.native_bf16_gemms = exe.stats().native_bf16_gemms;
   r.arena_bytes = exe.stats().arena_bytes;
   exe.set(w.bindings);
   exe.run();  // warm-up
@@ -275,10 +276,14 @@ void print_facts(const Options& o, const Machine& m) {
             << " (`make bench` unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)\n";
   std::printf("machine SGEMM (%s): %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n",
               compiler::sgemm_library(), m.sgemm_peak, m.sgemm_skinny);
+  std::printf("CPU bf16 GEMMs: %s\n",
+              compiler::native_bf16_gemm_available()
+                  ? "native where both operands are bf16 (oneDNN matmul, AVX512-BF16/AMX; column bf16)"
+                  : "emulated (f32 GEMMs on bf16-rounded operands)");
   std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
-  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s\n", "workload",
+  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s %5s\n", "workload",
               "executor", "points", "streams", "s/step", "points/s", "cold s", "cached s",
-              "kernels", "gemms", "gemm s", "kern s", "GFLOP/s", "arena MB");
+              "kernels", "gemms", "gemm s", "kern s", "GFLOP/s", "arena MB", "bf16");
   std::fflush(stdout);
 }
 
@@ -289,11 +294,11 @@ void print_row(const Result& r) {
               r.name.c_str(), r.executor.c_str(), r.points, r.streams, r.median_seconds,
               r.points_per_second);
   if (r.executor != "interpreter")
-    std::printf(fast ? " %9.3f %9.4f %7d %6d %8.6f %8.6f %7.1f %8.1f"
-                     : " %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f",
-                r.compile_cold_seconds,
-                r.compile_cached_seconds, r.kernels, r.gemms, r.gemm_seconds, r.kernel_seconds,
-                r.gemm_gflops, static_cast<double>(r.arena_bytes) / (1 << 20));
+    std::printf(fast ? " %9.3f %9.4f %7d %6d %8.6f %8.6f %7.1f %8.1f %5d"
+                     : " %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f %5d",
+                r.compile_cold_seconds, r.compile_cached_seconds, r.kernels, r.gemms,
+                r.gemm_seconds, r.kernel_seconds, r.gemm_gflops,
+                static_cast<double>(r.arena_bytes) / (1 << 20), r.native_bf16_gemms);
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -337,7 +342,8 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
     if (r.executor != "interpreter")
       out << R"(, "compile_cold_seconds": )" << r.compile_cold_seconds
           << R"(, "compile_cached_seconds": )" << r.compile_cached_seconds << R"(, "kernels": )"
-          << r.kernels << R"(, "gemms": )" << r.gemms << R"(, "arena_bytes": )" << r.arena_bytes
+          << r.kernels << R"(, "gemms": )" << r.gemms << R"(, "native_bf16_gemms": )"
+          << r.native_bf16_gemms << R"(, "arena_bytes": )" << r.arena_bytes
           << R"(, "gemm_seconds": )" << r.gemm_seconds << R"(, "kernel_seconds": )"
           << r.kernel_seconds << R"(, "gemm_gflops": )" << r.gemm_gflops;
     out << "}" << (i + 1 < results.size() ? "," : "") << "\n";

@@ -10,6 +10,9 @@ namespace jetpde::compiler {
 struct CpuCompileOptions {
   std::string cache_dir;  // empty: $JETPDE_CACHE_DIR, else ~/.cache/jetpde
   std::string compiler;   // empty: $CXX, else the compiler jetpde was built with, else c++
+  // bf16 GEMMs with 16-bit instructions where native_bf16_gemm_available() (compiler/cpu_gemm.h);
+  // false: emulated (f32 GEMMs on bf16-rounded operands) everywhere.
+  bool native_bf16 = true;
 };
 
 // A loaded shared object. It stays loaded for the life of the process (see the destructor).

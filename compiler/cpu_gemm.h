@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace jetpde::compiler {
 
@@ -15,5 +17,28 @@ void sgemm_row_major(bool transpose_a, bool transpose_b, std::int64_t m, std::in
 
 // "oneDNN 2.6.3" or "OpenBLAS 0.3.21 (OpenMP)": for reports.
 const char* sgemm_library();
+
+// A bf16 x bf16 -> f32 GEMM with 16-bit instructions: oneDNN's matmul, where jetpde was built
+// with oneDNN and the CPU has AVX512-BF16 or AMX-BF16 (its implementation then multiplies bf16
+// pairs with dot-product instructions and accumulates in f32). Operands are raw bf16 bit patterns.
+bool native_bf16_gemm_available();
+
+// One GEMM of fixed shape and strides, c = op(a) op(b) (row-major, leading dimensions as in
+// sgemm_row_major), set up once (a oneDNN primitive) and run many times on any pointers.
+// Construct only where native_bf16_gemm_available().
+class Bf16Gemm {
+ public:
+  Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+           std::int64_t lda, std::int64_t ldb, std::int64_t ldc);
+  ~Bf16Gemm();
+  Bf16Gemm(const Bf16Gemm&) = delete;
+  Bf16Gemm& operator=(const Bf16Gemm&) = delete;
+  void run(const std::uint16_t* a, const std::uint16_t* b, float* c);
+  const std::string& implementation() const;  // the library's name for the code it runs
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace jetpde::compiler

@@ -1,6 +1,7 @@
 // sgemm through the CBLAS interface (OpenBLAS).
 #include <cblas.h>
 
+#include "autodiff/errors.h"
 #include "compiler/cpu_gemm.h"
 
 namespace jetpde::compiler {
@@ -15,5 +16,21 @@ void sgemm_row_major(bool transpose_a, bool transpose_b, std::int64_t m, std::in
 }
 
 const char* sgemm_library() { return "CBLAS (OpenBLAS)"; }
+
+// Debian's OpenBLAS exports no bf16 GEMM (built without BUILD_BFLOAT16; bench/gemm/README.md):
+// bf16 policies emulate with sgemm on bf16-rounded operands.
+bool native_bf16_gemm_available() { return false; }
+
+struct Bf16Gemm::Impl {};
+Bf16Gemm::Bf16Gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                   std::int64_t, std::int64_t) {
+  throw InternalError("Bf16Gemm without a native bf16 GEMM (built without oneDNN)");
+}
+Bf16Gemm::~Bf16Gemm() = default;
+void Bf16Gemm::run(const std::uint16_t*, const std::uint16_t*, float*) {}
+const std::string& Bf16Gemm::implementation() const {
+  static const std::string none = "none";
+  return none;
+}
 
 }  // namespace jetpde::compiler

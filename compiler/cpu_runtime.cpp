@@ -3,10 +3,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 #include <unordered_map>
 
 #include "autodiff/errors.h"
 #include "compiler/cpu_compiler.h"
+#include "autodiff/interpreter.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/lower.h"
 #include "compiler/render_c.h"
@@ -67,17 +70,50 @@ void run_dgemm(char* arena, const Program& p, const Gemm& g) {
       p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols);
 }
 
-void run_gemm(char* arena, const Program& p, const Gemm& g) {
-  if (p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
+// A GEMM of two packed bf16 operands, set up once with its shape and strides.
+std::unique_ptr<Bf16Gemm> prepare_bf16_gemm(const Program& p, const Gemm& g) {
+  const Buffer& a = p.buffers[static_cast<std::size_t>(g.a.buffer)];
+  const Buffer& b = p.buffers[static_cast<std::size_t>(g.b.buffer)];
+  if (!a.packed || !b.packed) return nullptr;
+  const Buffer& c = p.buffers[static_cast<std::size_t>(g.c.buffer)];
+  check_internal(c.dtype == DType::f32 && !c.packed, "a bf16 GEMM writes f32");
+  return std::make_unique<Bf16Gemm>(g.transpose_a, g.transpose_b, g.c.shape.rows, g.c.shape.cols,
+                                    g.transpose_a ? g.a.shape.rows : g.a.shape.cols,
+                                    a.shape.cols, b.shape.cols, c.shape.cols);
+}
+
+void run_gemm(char* arena, const Program& p, const Gemm& g, Bf16Gemm* bf16) {
+  if (bf16)
+    bf16->run(address<std::uint16_t>(arena, p, g.a), address<std::uint16_t>(arena, p, g.b),
+              address<float>(arena, p, g.c));
+  else if (p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
     run_dgemm(arena, p, g);
   else
     run_sgemm(arena, p, g);
 }
 
+std::uint16_t bf16_bits(double value) {
+  const float rounded = round_to(DType::bf16, static_cast<float>(value));
+  std::uint32_t u;
+  std::memcpy(&u, &rounded, 4);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+double from_bf16_bits(std::uint16_t h) {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
 template <class T>
 void copy_in(char* arena, const Buffer& b, const MatrixD& value) {
   T* dst = reinterpret_cast<T*>(arena + b.offset);
-  for (Eigen::Index i = 0; i < value.size(); ++i) dst[i] = static_cast<T>(value.data()[i]);
+  for (Eigen::Index i = 0; i < value.size(); ++i)
+    if constexpr (std::is_same_v<T, std::uint16_t>)
+      dst[i] = bf16_bits(value.data()[i]);
+    else
+      dst[i] = static_cast<T>(value.data()[i]);
 }
 
 template <class T>
@@ -86,9 +122,14 @@ MatrixD copy_out(const char* arena, const Program& p, const View& v) {
   const T* src = reinterpret_cast<const T*>(arena + b.offset);
   MatrixD out(v.shape.rows, v.shape.cols);
   for (Eigen::Index i = 0; i < out.rows(); ++i)
-    for (Eigen::Index j = 0; j < out.cols(); ++j)
-      out(i, j) = src[(v.row0 + (v.row_broadcast ? 0 : i)) * b.shape.cols + v.col0 +
+    for (Eigen::Index j = 0; j < out.cols(); ++j) {
+      const T x = src[(v.row0 + (v.row_broadcast ? 0 : i)) * b.shape.cols + v.col0 +
                       (v.col_broadcast ? 0 : j)];
+      if constexpr (std::is_same_v<T, std::uint16_t>)
+        out(i, j) = from_bf16_bits(x);
+      else
+        out(i, j) = x;
+    }
   return out;
 }
 
@@ -97,6 +138,8 @@ class CpuRuntime final : public Runtime {
   CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
     const auto t = Clock::now();
     program_ = lower(module);
+    if (options.cpu.native_bf16 && native_bf16_gemm_available())
+      pack_bf16_gemm_operands(program_);
     plan_memory(program_);
     const std::string source = render_cpu_source(program_);
     stats.lower_seconds = seconds_since(t);
@@ -105,12 +148,15 @@ class CpuRuntime final : public Runtime {
     stats.build_seconds = build.seconds;
     stats.cache_hit = build.cache_hit;
     kernels_.assign(program_.steps.size(), nullptr);
+    bf16_gemms_.resize(program_.steps.size());
     for (std::size_t s = 0; s < program_.steps.size(); ++s) {
       if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
         kernels_[s] = reinterpret_cast<KernelFn>(object_->symbol(kernel_symbol(s)));
         ++stats.kernels;
       } else {
         ++stats.gemms;
+        bf16_gemms_[s] = prepare_bf16_gemm(program_, std::get<Gemm>(program_.steps[s].op));
+        if (bf16_gemms_[s]) ++stats.native_bf16_gemms;
       }
     }
     stats.arena_bytes = program_.arena_bytes;
@@ -152,8 +198,9 @@ class CpuRuntime final : public Runtime {
 
   MatrixD output(std::size_t k) const override {
     const View& v = program_.outputs[k];
-    if (program_.buffers[static_cast<std::size_t>(v.buffer)].dtype == DType::f64)
-      return copy_out<double>(arena_, program_, v);
+    const Buffer& b = program_.buffers[static_cast<std::size_t>(v.buffer)];
+    if (b.packed) return copy_out<std::uint16_t>(arena_, program_, v);
+    if (b.dtype == DType::f64) return copy_out<double>(arena_, program_, v);
     return copy_out<float>(arena_, program_, v);
   }
 
@@ -164,11 +211,13 @@ class CpuRuntime final : public Runtime {
     if (kernels_[s])
       kernels_[s](arena_);
     else
-      run_gemm(arena_, program_, std::get<Gemm>(program_.steps[s].op));
+      run_gemm(arena_, program_, std::get<Gemm>(program_.steps[s].op), bf16_gemms_[s].get());
   }
 
   void store(const Buffer& b, const MatrixD& value) {
-    if (b.dtype == DType::f64)
+    if (b.packed)
+      copy_in<std::uint16_t>(arena_, b, value);
+    else if (b.dtype == DType::f64)
       copy_in<double>(arena_, b, value);
     else
       copy_in<float>(arena_, b, value);
@@ -177,6 +226,7 @@ class CpuRuntime final : public Runtime {
   Program program_;
   std::shared_ptr<SharedObject> object_;
   std::vector<KernelFn> kernels_;  // by step; null for GEMMs
+  std::vector<std::unique_ptr<Bf16Gemm>> bf16_gemms_;  // by step; set for native bf16 GEMMs
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;
 };

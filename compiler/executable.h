@@ -38,6 +38,7 @@ struct CompileOptions {
 struct CompileStats {
   std::size_t nodes_in = 0, nodes_optimized = 0;
   int kernels = 0, gemms = 0;
+  int native_bf16_gemms = 0;  // of `gemms`: bf16 x bf16 -> f32 with 16-bit instructions
   std::int64_t arena_bytes = 0, peak_live_bytes = 0;
   double optimize_seconds = 0, lower_seconds = 0, build_seconds = 0, total_seconds = 0;
   bool cache_hit = false;

@@ -85,7 +85,9 @@ class Lowering {
     return add_buffer(std::move(b));
   }
 
-  static DType storage_dtype(DType d) { return d == DType::f64 ? DType::f64 : DType::f32; }
+  // Buffers keep the node's dtype; a bf16 or f16 buffer holds f32 values rounded to it, unless
+  // a runtime packs it (pack_bf16_gemm_operands).
+  static DType storage_dtype(DType d) { return d; }
 
   // ---- kernels --------------------------------------------------------------------------------
   int new_kernel(Shape domain) {
@@ -307,10 +309,19 @@ class Lowering {
     return out;
   }
 
+  // The dtype a GEMM reads operand `arg` in: its own where both operands are 16-bit (the product
+  // of 16-bit matrices accumulates in f32), else the product's.
+  DType operand_dtype(const Node& n, NodeId arg) const {
+    const auto narrow = [&](NodeId a) {
+      return node(a).dtype == DType::bf16 || node(a).dtype == DType::f16;
+    };
+    return narrow(n.args[0]) && narrow(n.args[1]) ? node(arg).dtype : n.dtype;
+  }
+
   void gemm(NodeId id, const Node& n) {
     Gemm g;
-    g.a = dense_view(n.args[0], n.dtype);
-    g.b = dense_view(n.args[1], n.dtype);
+    g.a = dense_view(n.args[0], operand_dtype(n, n.args[0]));
+    g.b = dense_view(n.args[1], operand_dtype(n, n.args[1]));
     g.transpose_a = n.attrs.ints[0] != 0;
     g.transpose_b = n.attrs.ints[1] != 0;
     g.c = full_view(new_temp(n.shape, n.dtype));

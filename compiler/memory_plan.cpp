@@ -33,7 +33,9 @@ void for_each_view(const Step& step, F f) {
 
 }  // namespace
 
-std::int64_t Buffer::bytes() const { return shape.size() * (dtype == DType::f64 ? 8 : 4); }
+std::int64_t Buffer::bytes() const {
+  return shape.size() * (packed ? 2 : dtype == DType::f64 ? 8 : 4);
+}
 
 void plan_memory(Program& p) {
   const auto n = p.buffers.size();

@@ -9,20 +9,19 @@
 //         by 1 / rms(operand) before the cast and the product divided by both factors, so the
 //         scaling is per stream (the pass runs before GEMM stacking, one operand per stream) and
 //         per step (recomputed from the values every time), which covers loss scaling too.
-//   auto  bf16 where the runtime multiplies bf16 natively (AVX512-BF16 or AMX), else fp32; the
-//         CPU runtime emulates bf16 GEMMs for now, so auto is fp32 (see resolve_auto). The
-//         trainer's validation check that falls back to fp32 comes with the solvers.
+//   auto  bf16 where the CPU runtime multiplies bf16 natively (oneDNN on AVX512-BF16 or AMX:
+//         native_bf16_gemm_available()), else fp32. The trainer's validation check that falls
+//         back to fp32 when the error grows comes with the solvers. (The CUDA runtime still
+//         emulates bf16 GEMMs with f32 cuBLAS calls on rounded operands.)
 // Explicit casts in the user's graph are kept.
 #include <fstream>
 
 #include "autodiff/ops.h"
+#include "compiler/cpu_gemm.h"
 #include "compiler/passes.h"
 
 namespace jetpde::compiler {
 namespace {
-
-// Whether the CPU runtime multiplies bf16 operands with 16-bit instructions (not yet).
-constexpr bool kNativeBf16Gemm = false;
 
 DType base_dtype(PrecisionPolicy p) { return p == PrecisionPolicy::fp64 ? DType::f64 : DType::f32; }
 
@@ -47,11 +46,9 @@ bool cpu_has_bf16_instructions() {
 
 PrecisionPolicy resolve_auto(PrecisionPolicy p) {
   if (p != PrecisionPolicy::automatic) return p;
-  // bf16 pays only where the GEMMs run on 16-bit hardware. The CPU runtime still emulates bf16
-  // GEMMs with f32 ones (same speed, bf16 error), so auto stays fp32 until it calls a native
-  // bf16 GEMM; cpu_has_bf16_instructions() is the test it will use then.
-  if (kNativeBf16Gemm && cpu_has_bf16_instructions()) return PrecisionPolicy::bf16;
-  return PrecisionPolicy::fp32;
+  // bf16 pays only where the GEMMs run on 16-bit hardware; emulated, it has bf16's error at f32's
+  // speed.
+  return native_bf16_gemm_available() ? PrecisionPolicy::bf16 : PrecisionPolicy::fp32;
 }
 
 std::string precision_name(PrecisionPolicy p) {

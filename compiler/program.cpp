@@ -61,7 +61,7 @@ std::string Program::to_text() const {
   for (std::size_t b = 0; b < buffers.size(); ++b) {
     const Buffer& buf = buffers[b];
     os << "b" << b << ": " << kind_name(buf.kind) << " " << dtype_name(buf.dtype)
-       << buf.shape.str();
+       << (buf.packed ? " packed" : "") << buf.shape.str();
     if (!buf.name.empty()) os << " '" << buf.name << "'";
     if (buf.offset >= 0) os << " @" << buf.offset;
     os << "\n";
@@ -80,6 +80,33 @@ std::string Program::to_text() const {
   for (const View& v : outputs) os << " " << view_text(v);
   os << "\narena: " << arena_bytes << " bytes, peak live " << peak_live_bytes << " bytes\n";
   return os.str();
+}
+
+}  // namespace jetpde::compiler
+
+namespace jetpde::compiler {
+
+int pack_bf16_gemm_operands(Program& program) {
+  const auto is_bf16 = [&](const View& v) {
+    return program.buffers[static_cast<std::size_t>(v.buffer)].dtype == DType::bf16;
+  };
+  std::vector<bool> packable(program.buffers.size());
+  for (std::size_t b = 0; b < program.buffers.size(); ++b)
+    packable[b] = program.buffers[b].dtype == DType::bf16;
+  for (const Step& step : program.steps)
+    if (const auto* g = std::get_if<Gemm>(&step.op)) {
+      const bool both = is_bf16(g->a) && is_bf16(g->b);
+      if (!both) packable[static_cast<std::size_t>(g->a.buffer)] = false;
+      if (!both) packable[static_cast<std::size_t>(g->b.buffer)] = false;
+      packable[static_cast<std::size_t>(g->c.buffer)] = false;  // GEMMs write f32
+    }
+  int packed = 0;
+  for (std::size_t b = 0; b < program.buffers.size(); ++b)
+    if (packable[b]) {
+      program.buffers[b].packed = true;
+      ++packed;
+    }
+  return packed;
 }
 
 }  // namespace jetpde::compiler

@@ -20,7 +20,11 @@ struct Buffer {
   Kind kind = Kind::Temp;
   std::string name;  // inputs and params: the leaf's name
   Shape shape;
-  DType dtype = DType::f32;  // storage type; bf16 and f16 are stored as f32 (emulated)
+  // Element type. bf16 and f16 are stored as f32 holding a rounded value (emulated), except a
+  // `packed` bf16 buffer: 2-byte bf16 bit patterns, for a backend's native bf16 GEMM
+  // (pack_bf16_gemm_operands).
+  DType dtype = DType::f32;
+  bool packed = false;
   std::vector<double> data;  // constants
   std::int64_t offset = -1;  // bytes from the arena's start, set by the memory plan
   std::int64_t bytes() const;
@@ -84,5 +88,10 @@ struct Program {
 
   std::string to_text() const;  // a listing for dumps and tests
 };
+
+// Marks bf16 buffers `packed` where every GEMM that reads them has two bf16 operands (so that it
+// can run as one native bf16 x bf16 -> f32 GEMM); kernels convert on load and store. Run before
+// the memory plan, since a packed buffer takes half the bytes. Returns how many were packed.
+int pack_bf16_gemm_operands(Program& program);
 
 }  // namespace jetpde::compiler

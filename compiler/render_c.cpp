@@ -15,7 +15,14 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-std::string storage_type(const Buffer& b) { return b.dtype == DType::f64 ? "double" : "float"; }
+std::string storage_type(const Buffer& b) {
+  return b.packed ? "unsigned short" : b.dtype == DType::f64 ? "double" : "float";
+}
+
+// `expr` converted to what buffer b stores.
+std::string stored(const Buffer& b, const std::string& expr) {
+  return b.packed ? "jp_to_bf16((float)(" + expr + "))" : "(" + storage_type(b) + ")(" + expr + ")";
+}
 
 // Index expression of element (i, j) of a view.
 std::string index_of(const View& v, std::int64_t ld) {
@@ -67,15 +74,18 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
     if (val.kind == Value::Kind::Load) {
       const View& view = k.loads[static_cast<std::size_t>(val.load)];
       const Buffer& b = p.buffers[static_cast<std::size_t>(view.buffer)];
-      os << pointer(p, view, false) << "[" << index_of(view, b.shape.cols) << "];\n";
+      const std::string element = pointer(p, view, false) + "[" + index_of(view, b.shape.cols) + "]";
+      os << (b.packed ? "jp_from_bf16(" + element + ")" : element) << ";\n";
     } else {
       os << c_value_expression(k, static_cast<int>(v), "v") << ";\n";
     }
   }
   for (const auto& s : k.stores) {
     const Buffer& b = p.buffers[static_cast<std::size_t>(s.target.buffer)];
+    const std::string v = "v" + std::to_string(s.value);
+    const bool rounded = k.values[static_cast<std::size_t>(s.value)].dtype == DType::bf16;
     os << "      " << pointer(p, s.target, true) << "[" << index_of(s.target, b.shape.cols)
-       << "] = v" << s.value << ";\n";
+       << "] = " << (!b.packed ? v : rounded ? "jp_bf16_bits(" + v + ")" : stored(b, v)) << ";\n";
   }
   for (std::size_t r = 0; r < k.reductions.size(); ++r) {
     const auto& red = k.reductions[r];
@@ -90,8 +100,9 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
     if (red.over_rows) continue;
     const Buffer& b = p.buffers[static_cast<std::size_t>(red.target.buffer)];
     os << "    " << pointer(p, red.target, true) << "[(" << red.target.row0 << " + i) * "
-       << b.shape.cols << " + " << red.target.col0 << "] = (" << storage_type(b) << ")(c" << r
-       << (red.mean ? " / " + std::to_string(cols) + ".0" : "") << ");\n";
+       << b.shape.cols << " + " << red.target.col0 << "] = "
+       << stored(b, "c" + std::to_string(r) + (red.mean ? " / " + std::to_string(cols) + ".0" : ""))
+       << ";\n";
   }
   os << "  }\n  }\n";
   for (std::size_t r = 0; r < k.reductions.size(); ++r) {
@@ -101,9 +112,9 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
     os << "  for (long j = 0; j < " << cols << "; ++j) {\n    double s = 0;\n"
        << "    for (int t = 0; t < nt; ++t) s += partial[(size_t)t * " << cols * k.reductions.size()
        << " + " << r * cols << " + j];\n    " << pointer(p, red.target, true) << "["
-       << red.target.row0 << " * " << b.shape.cols << " + " << red.target.col0 << " + j] = ("
-       << storage_type(b) << ")(s" << (red.mean ? " / " + std::to_string(rows) + ".0" : "")
-       << ");\n  }\n";
+       << red.target.row0 << " * " << b.shape.cols << " + " << red.target.col0 << " + j] = "
+       << stored(b, "s" + std::string(red.mean ? " / " + std::to_string(rows) + ".0" : ""))
+       << ";\n  }\n";
   }
   if (row_reduce) os << "  free(partial);\n";
   os << "}\n\n";
@@ -123,6 +134,13 @@ static inline float jp_bf16(float x) {
   std::memcpy(&x, &u, 4); return x;
 }
 static inline float jp_f16(float x) { return (float)(_Float16)x; }
+static inline unsigned short jp_bf16_bits(float x) {  // x already rounded to bf16
+  unsigned u; std::memcpy(&u, &x, 4); return (unsigned short)(u >> 16);
+}
+static inline unsigned short jp_to_bf16(float x) { return jp_bf16_bits(jp_bf16(x)); }
+static inline float jp_from_bf16(unsigned short h) {
+  const unsigned u = (unsigned)h << 16; float x; std::memcpy(&x, &u, 4); return x;
+}
 
 )";
 

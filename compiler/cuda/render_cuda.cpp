@@ -251,6 +251,8 @@ std::vector<std::string> CudaSource::symbols() const {
 CudaSource render_cuda_source(const Program& program, const CudaRenderOptions& options) {
   check_internal(options.max_blocks >= 1 && options.max_reduction_blocks >= 1,
                  "render_cuda_source: block limits must be positive");
+  for (const Buffer& b : program.buffers)
+    check_internal(!b.packed, "render_cuda_source: packed bf16 buffers are the CPU runtime's");
   CudaSource out;
   out.scratch_offset = ceil_div(program.arena_bytes, kScratchAlignment) * kScratchAlignment;
   std::ostringstream os;

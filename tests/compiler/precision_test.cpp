@@ -6,10 +6,12 @@
 #include <iostream>
 #include <random>
 
+#include "autodiff/grad.h"
 #include "autodiff/interpreter.h"
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
 #include "autodiff/verify.h"
+#include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
 #include "compiler/passes.h"
 #include "nn/mlp.h"
@@ -66,10 +68,52 @@ INSTANTIATE_TEST_SUITE_P(All, Policies,
                                            PolicyCase{PrecisionPolicy::fp16, 1e-2}),
                          [](const auto& info) { return precision_name(info.param.policy); });
 
-TEST(PrecisionPass, AutoStaysFp32WhileBf16GemmsAreEmulated) {
-  EXPECT_EQ(resolve_auto(PrecisionPolicy::automatic), PrecisionPolicy::fp32)
-      << "auto may pick bf16 only once the CPU runtime multiplies bf16 natively";
+TEST(PrecisionPass, AutoIsBf16ExactlyWhereBf16GemmsAreNative) {
+  EXPECT_EQ(resolve_auto(PrecisionPolicy::automatic),
+            native_bf16_gemm_available() ? PrecisionPolicy::bf16 : PrecisionPolicy::fp32)
+      << "emulated bf16 has bf16's error at f32's speed: auto must not pick it";
   EXPECT_EQ(resolve_auto(PrecisionPolicy::fp16), PrecisionPolicy::fp16);
+}
+
+// The bf16 policy's native GEMMs (oneDNN, 2-byte operands written by the kernels, forward and
+// transposed backward products over stacked, strided operands) against the emulation (f32 GEMMs
+// on bf16-rounded operands): both multiply the same bf16 numbers exactly and accumulate in f32,
+// so they differ only by the order of the f32 sums.
+TEST(NativeBf16, MatchesTheEmulationOnALossAndItsGradient) {
+  if (!native_bf16_gemm_available())
+    GTEST_SKIP() << "no native bf16 GEMM here (needs oneDNN and AVX512-BF16 or AMX-BF16)";
+  Graph g(DType::f64);
+  const nn::Mlp mlp(g, {2, {64, 64, 64}, 1, nn::Activation::tanh, ""});
+  const Var x = g.input("x", {1000, 2});
+  const Var u = mlp(x);
+  Taylor t(TaylorPlan({{x, 0}, {x, 1}}, {{2, 0}, {0, 1}}));
+  const Var r = t.derivative(u, {0, 1}) + u * t.derivative(u, {1, 0}) - t.derivative(u, {2, 0});
+  const Var loss = mean_all(square(r));
+  std::vector<Var> outs{loss};
+  const std::vector<Var> params = mlp.params();
+  for (const Var& d : grad(loss, params)) outs.push_back(d);
+  Bindings b = mlp.init_glorot_normal(5, 0.1);
+  b["x"] = MatrixD::Random(1000, 2);
+
+  CompileOptions o;
+  o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
+  o.pipeline.precision = PrecisionPolicy::bf16;
+  o.strict = true;
+  Executable native(outs, o);
+  o.cpu.native_bf16 = false;
+  Executable emulated(outs, o);
+  EXPECT_EQ(native.stats().native_bf16_gemms, native.stats().gemms);
+  EXPECT_EQ(emulated.stats().native_bf16_gemms, 0);
+  EXPECT_LT(native.stats().arena_bytes, emulated.stats().arena_bytes) << "2-byte operands";
+  native.set(b);
+  emulated.set(b);
+  native.run();
+  emulated.run();
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const MatrixD want = emulated.output(k);
+    const double err = (native.output(k) - want).abs().maxCoeff() / want.abs().maxCoeff();
+    EXPECT_LE(err, 1e-4) << "output " << k;
+  }
 }
 
 TEST(PrecisionPass, Bf16NarrowsOnlyGemmOperands) {

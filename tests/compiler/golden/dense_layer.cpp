@@ -12,6 +12,13 @@ static inline float jp_bf16(float x) {
   std::memcpy(&x, &u, 4); return x;
 }
 static inline float jp_f16(float x) { return (float)(_Float16)x; }
+static inline unsigned short jp_bf16_bits(float x) {  // x already rounded to bf16
+  unsigned u; std::memcpy(&u, &x, 4); return (unsigned short)(u >> 16);
+}
+static inline unsigned short jp_to_bf16(float x) { return jp_bf16_bits(jp_bf16(x)); }
+static inline float jp_from_bf16(unsigned short h) {
+  const unsigned u = (unsigned)h << 16; float x; std::memcpy(&x, &u, 4); return x;
+}
 
 //@jetpde-part
 extern "C" void jetpde_step1(char* __restrict arena) {
