@@ -8,7 +8,7 @@
 #
 #   BENCH_WORKLOADS="burgers order6"  only these, everywhere    BENCH_ARGS  more jetpde_bench options
 #   BENCH_THREADS=2  the peers' threads    BENCH_REPS=5  timed steps, everywhere (after one warm-up)
-#   BENCH_PEERS=0    jetpde_bench alone
+#   BENCH_PEERS=0    jetpde_bench alone    BENCH_BF16=0  no second jetpde run with --precision bf16
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -16,6 +16,7 @@ BENCH_REPS=${BENCH_REPS:-5}
 BENCH_PEERS=${BENCH_PEERS:-1}
 BENCH_SHARED=${BENCH_SHARED:-../shared/bench}
 BENCH_ARGS=${BENCH_ARGS:-}
+BENCH_BF16=${BENCH_BF16:-1}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -28,11 +29,20 @@ fi
 BUILD_DIR="${BUILD_DIR}" bash bench/peers/setup_venv.sh || \
   { echo "bench: setup_venv.sh failed (BENCH_PEERS=0 runs jetpde_bench alone)"; exit 1; }
 py="${BUILD_DIR}/bench-venv/bin/python"; failed=""
-rm -f "$out"/jetpde.json "$out"/torch.txt "$out"/jax.json "$out"/jax.txt "$out"/peers.json "$out"/*.rc
+rm -f "$out"/jetpde.json "$out"/jetpde_bf16.json "$out"/torch.txt "$out"/jax.json "$out"/jax.txt "$out"/peers.json "$out"/*.rc
 echo "bench: jetpde_bench, torch_pinn.py, jax_pinn.py and compare.py all run under '$run'"
 echo; echo "== jetpde: ${BUILD_DIR}/bench/jetpde_bench$flags --json $out/jetpde.json ${BENCH_ARGS}"
 $run ${BUILD_DIR}/bench/jetpde_bench $flags --json "$out/jetpde.json" ${BENCH_ARGS} || \
   failed="$failed jetpde_bench"
+bf16_json=""
+if [ "${BENCH_BF16}" != 0 ]; then
+  # The bf16 policy (native bf16 GEMMs where the CPU has AVX512-BF16 or AMX; else emulated, and
+  # jetpde_bench says which): a column of its own in the comparison.
+  echo; echo "== jetpde bf16: ${BUILD_DIR}/bench/jetpde_bench$flags --executor cpu --precision bf16 --json $out/jetpde_bf16.json"
+  $run ${BUILD_DIR}/bench/jetpde_bench $flags --executor cpu --precision bf16 \
+    --json "$out/jetpde_bf16.json" && bf16_json="--jetpde $out/jetpde_bf16.json" || \
+    failed="$failed jetpde_bench(bf16)"
+fi
 torch_log=""
 if [ -f "${BENCH_SHARED}/torch_pinn.py" ]; then
   echo; echo "== PyTorch: ${BENCH_SHARED}/torch_pinn.py --threads ${BENCH_THREADS} --reps ${BENCH_REPS}${only:+ --only $only}"
@@ -47,7 +57,7 @@ echo; echo "== JAX: bench/peers/jax_pinn.py --threads ${BENCH_THREADS} --reps ${
     --json "$out/jax.json" 2>&1; echo $? >"$out/jax.rc"; } | tee "$out/jax.txt"
 [ "$(cat "$out/jax.rc")" = 0 ] || failed="$failed jax_pinn.py"
 echo; echo "== comparison"
-$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $torch_log \
+$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $bf16_json $torch_log \
   --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
   failed="$failed compare.py"
 rm -f "$out"/*.rc

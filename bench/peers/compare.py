@@ -45,8 +45,11 @@ def jetpde_results(paths):
         groups = doc.get("executors") or [doc]
         for group in groups:
             default = group.get("executor") or doc.get("executor") or "jetpde"
+            precision = group.get("precision") or doc.get("precision")
             for r in group.get("results", []):
                 name = r.get("executor") or default
+                if precision not in (None, "fp32") and name != "interpreter":
+                    name = f"{name} {precision}"  # e.g. "cpu bf16": another column
                 seconds = r.get("median_seconds_per_step", r.get("seconds_per_step"))
                 if seconds is not None:
                     executors.setdefault(name, {})[r["workload"]] = float(seconds)
