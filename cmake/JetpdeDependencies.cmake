@@ -7,6 +7,8 @@
 #
 #   dependency      JETPDE_HAVE_      target                    option (ON = use when found)
 #   Eigen3          EIGEN3            jetpde::ext::eigen        (required)
+#   LBFGSpp         LBFGSPP           jetpde::ext::lbfgspp      (required; header-only, its
+#                                                               strong-Wolfe line search)
 #   BLAS            BLAS              jetpde::ext::blas         (OpenBLAS preferred)
 #   MPI (C, CXX)    MPI               jetpde::ext::mpi          JETPDE_WITH_MPI
 #   HDF5 (C)        HDF5              jetpde::ext::hdf5         JETPDE_WITH_HDF5 (Open MPI flavour)
@@ -61,6 +63,15 @@ find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 set(JETPDE_HAVE_EIGEN3 TRUE)
 jetpde_external_target(eigen EIGEN3 LINK Eigen3::Eigen)
 jetpde_record_dependency(Eigen3 TRUE VERSION ${Eigen3_VERSION})
+
+# --- LBFGSpp (required, header-only): nn/lbfgs.cpp uses its Nocedal-Wright line search ------------
+find_path(JETPDE_LBFGSPP_INCLUDE_DIR LBFGSpp/LineSearchNocedalWright.h)
+if(NOT JETPDE_LBFGSPP_INCLUDE_DIR)
+  message(FATAL_ERROR "LBFGSpp not found (Debian: liblbfgspp-dev; scripts/bootstrap.sh installs it)")
+endif()
+set(JETPDE_HAVE_LBFGSPP TRUE)
+jetpde_external_target(lbfgspp LBFGSPP LINK Eigen3::Eigen INCLUDE ${JETPDE_LBFGSPP_INCLUDE_DIR})
+jetpde_record_dependency(LBFGSpp TRUE DETAIL ${JETPDE_LBFGSPP_INCLUDE_DIR})
 
 # --- BLAS: OpenBLAS's own config (version, cblas.h directory), else FindBLAS ------------------------
 set(JETPDE_HAVE_BLAS FALSE)

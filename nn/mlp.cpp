@@ -8,16 +8,6 @@
 
 namespace jetpde::nn {
 
-Activation activation_from_name(const std::string& name) {
-  if (name == "tanh") return Activation::tanh;
-  if (name == "sin") return Activation::sin;
-  throw UserError("unknown activation '" + name + "' (known: tanh, sin)");
-}
-
-std::string activation_name(Activation activation) {
-  return activation == Activation::tanh ? "tanh" : "sin";
-}
-
 Mlp::Mlp(Graph& graph, MlpSpec spec) : spec_(std::move(spec)) {
   std::vector<int> sizes{spec_.inputs};
   sizes.insert(sizes.end(), spec_.hidden.begin(), spec_.hidden.end());
@@ -38,7 +28,7 @@ Var Mlp::operator()(Var x) const {
   Var h = x;
   for (std::size_t l = 0; l < weights_.size(); ++l) {
     h = matmul(h, weights_[l]) + biases_[l];
-    if (l + 1 < weights_.size()) h = spec_.activation == Activation::tanh ? tanh(h) : sin(h);
+    if (l + 1 < weights_.size()) h = activate(spec_.activation, h);
   }
   return h;
 }
@@ -52,20 +42,22 @@ std::vector<Var> Mlp::params() const {
   return out;
 }
 
-Bindings Mlp::init_glorot_normal(std::uint64_t seed, double bias_std) const {
+Bindings Mlp::init(Init init, std::uint64_t seed, double bias_std) const {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   Bindings out;
   for (std::size_t l = 0; l < weights_.size(); ++l) {
     const Shape s = weights_[l].shape();
-    const double std_dev = std::sqrt(2.0 / static_cast<double>(s.rows + s.cols));
-    MatrixD w(s.rows, s.cols), b(1, s.cols);
-    for (auto& x : w.reshaped()) x = std_dev * normal(rng);
+    out[weights_[l].node().attrs.name] = init_weight(init, s.rows, s.cols, rng);
+    MatrixD b(1, s.cols);
     for (auto& x : b.reshaped()) x = bias_std * normal(rng);
-    out[weights_[l].node().attrs.name] = std::move(w);
     out[biases_[l].node().attrs.name] = std::move(b);
   }
   return out;
+}
+
+Bindings Mlp::init_glorot_normal(std::uint64_t seed, double bias_std) const {
+  return init(Init::glorot_normal, seed, bias_std);
 }
 
 }  // namespace jetpde::nn

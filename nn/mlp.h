@@ -1,6 +1,6 @@
 // Multilayer perceptrons as primal graphs: coordinates [n, inputs] -> fields [n, outputs].
-// The first piece of nn/ (DESIGN.md section 9); the full module (Fourier features, modified MLP,
-// optimizers) comes later and builds on the same parameter naming.
+// nn/network.h composes them with input embeddings (normalization, periodic, Fourier features)
+// and the modified MLP; the parameter naming here (prefix + W0, b0, ...) is shared by all.
 #pragma once
 
 #include <cstdint>
@@ -9,13 +9,10 @@
 
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
+#include "nn/activation.h"
+#include "nn/init.h"
 
 namespace jetpde::nn {
-
-enum class Activation { tanh, sin };
-
-Activation activation_from_name(const std::string& name);  // UserError for an unknown name
-std::string activation_name(Activation activation);
 
 struct MlpSpec {
   int inputs = 1;
@@ -35,8 +32,10 @@ class Mlp {
   const std::vector<Var>& biases() const { return biases_; }
   std::vector<Var> params() const;  // W0, b0, W1, b1, ...
 
-  // Glorot-normal weights (std = sqrt(2 / (fan_in + fan_out))) from `seed`; biases normal with
-  // standard deviation `bias_std` (0: zero biases, as in the benchmark workloads).
+  // Weights by `init` from `seed`, layer by layer; biases normal with standard deviation
+  // `bias_std` (0: zero biases, as in the benchmark workloads).
+  Bindings init(Init init, std::uint64_t seed, double bias_std = 0.0) const;
+  // Glorot-normal weights (std = sqrt(2 / (fan_in + fan_out))): init(Init::glorot_normal, ...).
   Bindings init_glorot_normal(std::uint64_t seed, double bias_std = 0.0) const;
 
  private:

@@ -112,7 +112,8 @@ if ls "$root"/build-gpu-deps/*.deb >/dev/null 2>&1; then
   fi
   export LD_LIBRARY_PATH=$runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export LIBRARY_PATH=$prefix/link:$runtime${LIBRARY_PATH:+:$LIBRARY_PATH}
-  cmake_args+=(-DEigen3_DIR="$prefix/usr/share/eigen3/cmake" -DGTest_DIR="$lib/cmake/GTest"
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr"
+               -DEigen3_DIR="$prefix/usr/share/eigen3/cmake" -DGTest_DIR="$lib/cmake/GTest"
                -DOpenBLAS_DIR="$blas/cmake/openblas" -DJETPDE_OPENBLAS_OPENMP="$blas/libopenblas.so.0")
   note "dependencies: carried packages from build-gpu-deps/ in $prefix"
 else
