@@ -14,6 +14,7 @@ namespace jetpde::nn {
 namespace {
 
 std::string sci(double x) {
+  if (std::isnan(x)) return "nan";  // printf may say -nan
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2g", x);
   return buf;

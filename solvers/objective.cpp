@@ -1,0 +1,161 @@
+#include "solvers/objective.h"
+
+#include <cmath>
+#include <random>
+#include <unordered_set>
+
+#include "autodiff/errors.h"
+#include "autodiff/grad.h"
+#include "autodiff/ops.h"
+
+namespace jetpde::solvers {
+namespace {
+
+std::string weight_name(std::size_t slot) { return "__jetpde_weight" + std::to_string(slot); }
+std::string probe_name(std::size_t term) { return "__jetpde_probe" + std::to_string(term); }
+
+}  // namespace
+
+Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
+                     compiler::CompileOptions options)
+    : terms_(std::move(terms)), params_(std::move(params)), options_(std::move(options)) {
+  if (terms_.empty()) throw UserError("objective: no loss terms");
+  if (params_.empty()) throw UserError("objective: no parameters to train");
+  layout_ = nn::ParameterLayout(params_);
+  Graph* graph = terms_.front().residual.graph;
+  std::unordered_set<std::string> names;
+  std::vector<Var> slot_losses;
+  for (std::size_t t = 0; t < terms_.size(); ++t) {
+    const LossTerm& term = terms_[t];
+    if (term.name.empty()) throw UserError("objective: a loss term without a name");
+    if (!names.insert(term.name).second)
+      throw UserError("objective: loss term '" + term.name + "' appears twice");
+    if (term.residual.graph != graph)
+      throw UserError("objective: loss term '" + term.name + "' belongs to another graph");
+    const Shape s = term.residual.shape();
+    if (term.chunks < 1 || s.rows % term.chunks != 0)
+      throw UserError("objective: loss term '" + term.name + "': " + std::to_string(term.chunks) +
+                      " chunks do not divide its " + std::to_string(s.rows) + " rows");
+    term_losses_.push_back(mean_all(square(term.residual)));
+    if (term.chunks == 1) {
+      slot_names_.push_back(term.name);
+      slot_term_.push_back(static_cast<int>(t));
+      slot_losses.push_back(term_losses_.back());
+      continue;
+    }
+    const std::int64_t rows = s.rows / term.chunks;
+    for (int c = 0; c < term.chunks; ++c) {
+      slot_names_.push_back(term.name + "[" + std::to_string(c) + "]");
+      slot_term_.push_back(static_cast<int>(t));
+      slot_losses.push_back(mean_all(square(slice_rows(term.residual, c * rows, rows))));
+    }
+  }
+  std::vector<Var> outputs;
+  Var total;
+  for (std::size_t k = 0; k < slot_losses.size(); ++k) {
+    const Var w = graph->input(weight_name(k), {1, 1}, slot_losses[k].dtype());
+    total = k == 0 ? w * slot_losses[k] : total + w * slot_losses[k];
+  }
+  outputs.push_back(total);
+  outputs.insert(outputs.end(), slot_losses.begin(), slot_losses.end());
+  for (const Var& g : grad(total, params_)) outputs.push_back(g);
+  step_ = std::make_unique<compiler::Executable>(outputs, options_);
+  weights_.assign(slot_losses.size(), 1.0);
+  slot_losses_.assign(slot_losses.size(), 0.0);
+  set_weights(weights_);
+}
+
+Objective::~Objective() = default;
+
+const compiler::Executable& Objective::executable() const { return *step_; }
+
+void Objective::set_inputs(const Bindings& inputs) {
+  for (const auto& [name, value] : inputs) {
+    inputs_[name] = value;
+    step_->set(name, value);
+    if (term_gradients_) term_gradients_->set(name, value);
+    if (probes_) probes_->set(name, value);
+  }
+}
+
+void Objective::set_weights(const std::vector<double>& weights) {
+  if (weights.size() != weights_.size())
+    throw UserError("objective: " + std::to_string(weights.size()) + " weights for " +
+                    std::to_string(weights_.size()) + " loss slots");
+  weights_ = weights;
+  for (std::size_t k = 0; k < weights_.size(); ++k)
+    step_->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k]));
+}
+
+void Objective::bind(compiler::Executable& exe, const Eigen::VectorXd& theta) {
+  for (const auto& [name, value] : layout_.unflatten(theta)) exe.set(name, value);
+}
+
+Eigen::VectorXd Objective::gradient_from(const compiler::Executable& exe,
+                                         std::size_t first) const {
+  Eigen::VectorXd g(layout_.size());
+  for (std::size_t p = 0; p < layout_.entries().size(); ++p) {
+    const auto& e = layout_.entries()[p];
+    g.segment(e.offset, e.shape.size()) = exe.output(first + p).reshaped().matrix();
+  }
+  return g;
+}
+
+double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
+  bind(*step_, theta);
+  step_->run();
+  for (std::size_t k = 0; k < slot_losses_.size(); ++k) slot_losses_[k] = step_->output(1 + k)(0, 0);
+  if (gradient) *gradient = gradient_from(*step_, 1 + slot_losses_.size());
+  return step_->output(0)(0, 0);
+}
+
+std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& theta) {
+  if (!term_gradients_) {
+    std::vector<Var> outputs;
+    for (const Var& loss : term_losses_)
+      for (const Var& g : grad(loss, params_)) outputs.push_back(g);
+    term_gradients_ = std::make_unique<compiler::Executable>(outputs, options_);
+    for (const auto& [name, value] : inputs_) term_gradients_->set(name, value);
+  }
+  bind(*term_gradients_, theta);
+  term_gradients_->run();
+  std::vector<Eigen::VectorXd> out;
+  for (std::size_t t = 0; t < terms_.size(); ++t)
+    out.push_back(gradient_from(*term_gradients_, t * params_.size()));
+  return out;
+}
+
+std::vector<double> Objective::ntk_traces(const Eigen::VectorXd& theta, int probes,
+                                          std::uint64_t seed) {
+  if (probes < 1) throw UserError("objective: ntk_traces needs at least one probe");
+  if (!probes_) {
+    std::vector<Var> outputs;
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      const Var r = terms_[t].residual;
+      const Var v = r.graph->input(probe_name(t), r.shape(), r.dtype());
+      for (const Var& g : grad(sum_all(v * r), params_)) outputs.push_back(g);
+    }
+    probes_ = std::make_unique<compiler::Executable>(outputs, options_);
+    for (const auto& [name, value] : inputs_) probes_->set(name, value);
+  }
+  bind(*probes_, theta);
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution coin(0.5);
+  std::vector<double> traces(terms_.size(), 0.0);
+  for (int p = 0; p < probes; ++p) {
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      const Shape s = terms_[t].residual.shape();
+      MatrixD v(s.rows, s.cols);
+      for (auto& x : v.reshaped()) x = coin(rng) ? 1.0 : -1.0;
+      probes_->set(probe_name(t), v);
+    }
+    probes_->run();
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      const double n = static_cast<double>(terms_[t].residual.shape().size());
+      traces[t] += gradient_from(*probes_, t * params_.size()).squaredNorm() / n / probes;
+    }
+  }
+  return traces;
+}
+
+}  // namespace jetpde::solvers

@@ -1,0 +1,88 @@
+// A PINN loss as one compiled training step (DESIGN.md section 9): loss terms, each the mean
+// square of a residual graph, weighted and summed; the step returns the weighted loss, every
+// term's loss and the gradient with respect to every parameter, from one compiled Executable.
+//
+//   solvers::Objective obj({{"pde", r}, {"bc", u_bc - g_bc}}, net.params());
+//   obj.set_inputs({{"x", interior}, {"xb", boundary}});
+//   obj.set_weights({1.0, 10.0});
+//   double loss = obj.evaluate(theta, &gradient);
+//
+// Weights are inputs of the compiled step, not constants: changing them, or rebinding points of
+// the same counts (resampling), never recompiles. A term may be split into `chunks` equal
+// contiguous blocks of rows, each with its own loss and weight (causal weighting over time
+// slabs). Two more compiled steps are built on first use: per-term gradients (learning-rate
+// annealing) and Hutchinson probes of the per-term NTK traces (NTK weighting).
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autodiff/interpreter.h"
+#include "autodiff/ir.h"
+#include "compiler/executable.h"
+#include "nn/parameters.h"
+
+namespace jetpde::solvers {
+
+struct LossTerm {
+  std::string name;
+  Var residual;    // [n, c]; the term's loss is the mean of residual^2 over all entries
+  int chunks = 1;  // > 1: rows split into this many equal blocks (n divisible by it)
+};
+
+class Objective {
+ public:
+  // UserError for an empty or repeated name, residuals of different graphs, a chunk count that
+  // does not divide the rows, or no parameters.
+  Objective(std::vector<LossTerm> terms, std::vector<Var> params,
+            compiler::CompileOptions options = compiler::CompileOptions::from_environment());
+  ~Objective();
+
+  // Binds inputs (points, normals, data) by leaf name; UserError for an unknown name or shape.
+  void set_inputs(const Bindings& inputs);
+  // One weight per slot (a term, or a term's chunk); UserError for the wrong count.
+  void set_weights(const std::vector<double>& weights);
+  const std::vector<double>& weights() const { return weights_; }
+
+  // Slots: "pde", or "pde[0]", "pde[1]", ... for a chunked term.
+  int slots() const { return static_cast<int>(slot_names_.size()); }
+  const std::vector<std::string>& slot_names() const { return slot_names_; }
+  const std::vector<int>& slot_term() const { return slot_term_; }  // the term of each slot
+  const std::vector<LossTerm>& terms() const { return terms_; }
+
+  // The weighted loss at theta; the gradient too when asked. Then slot_losses() holds each
+  // slot's unweighted loss.
+  double evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient = nullptr);
+  const std::vector<double>& slot_losses() const { return slot_losses_; }
+
+  // The gradient of each term's unweighted loss (one vector per term).
+  std::vector<Eigen::VectorXd> term_gradients(const Eigen::VectorXd& theta);
+  // Per term, an estimate of the mean diagonal of its NTK block, tr(J J^T) / n with J the
+  // residual's Jacobian with respect to the parameters: the average over `probes` Rademacher
+  // vectors v of |J^T v|^2 / n (Hutchinson; unbiased).
+  std::vector<double> ntk_traces(const Eigen::VectorXd& theta, int probes, std::uint64_t seed);
+
+  const nn::ParameterLayout& layout() const { return layout_; }
+  const std::vector<Var>& params() const { return params_; }
+  const compiler::Executable& executable() const;
+
+ private:
+  void bind(compiler::Executable& exe, const Eigen::VectorXd& theta);
+  Eigen::VectorXd gradient_from(const compiler::Executable& exe, std::size_t first) const;
+
+  std::vector<LossTerm> terms_;
+  std::vector<Var> params_;
+  nn::ParameterLayout layout_;
+  compiler::CompileOptions options_;
+  std::vector<std::string> slot_names_;
+  std::vector<int> slot_term_;
+  std::vector<double> weights_, slot_losses_;
+  Bindings inputs_;
+  std::vector<Var> term_losses_;  // per term, unweighted
+  std::unique_ptr<compiler::Executable> step_, term_gradients_, probes_;
+};
+
+}  // namespace jetpde::solvers

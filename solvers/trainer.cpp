@@ -1,0 +1,239 @@
+#include "solvers/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "autodiff/errors.h"
+
+namespace jetpde::solvers {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string sci(double x) {
+  if (std::isnan(x)) return "nan";  // printf may say -nan
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+}  // namespace
+
+Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weighting)
+    : objective_(objective), stages_(std::move(stages)), weighting_(std::move(weighting)) {
+  if (stages_.empty()) throw UserError("trainer: no stages");
+  for (const Stage& s : stages_)
+    if (s.steps < 1) throw UserError("trainer: stage '" + s.name + "' has no steps");
+  const std::size_t terms = objective_.terms().size();
+  term_weights_ = weighting_.initial.empty() ? std::vector<double>(terms, 1.0) : weighting_.initial;
+  if (term_weights_.size() != terms)
+    throw UserError("trainer: " + std::to_string(term_weights_.size()) + " initial weights for " +
+                    std::to_string(terms) + " loss terms");
+  for (double w : term_weights_)
+    if (!(w >= 0) || !std::isfinite(w)) throw UserError("trainer: weights must be finite and >= 0");
+  if (weighting_.kind != Weighting::Kind::fixed && weighting_.every < 1)
+    throw UserError("trainer: weighting.every must be at least 1");
+  if (!(weighting_.momentum >= 0 && weighting_.momentum < 1))
+    throw UserError("trainer: weighting.momentum must be in [0, 1)");
+  if (!(weighting_.causal_epsilon >= 0))
+    throw UserError("trainer: weighting.causal_epsilon must not be negative");
+}
+
+void Trainer::on_step(Callback callback, int every) {
+  callback_ = std::move(callback);
+  callback_every_ = std::max(1, every);
+}
+
+void Trainer::validate_every(int every, Validation validation) {
+  if (every < 1) throw UserError("trainer: validation every " + std::to_string(every) + " steps");
+  validation_ = std::move(validation);
+  validation_every_ = every;
+}
+
+void Trainer::resample_every(int every, Resampler resampler) {
+  if (every < 1) throw UserError("trainer: resampling every " + std::to_string(every) + " steps");
+  resampler_ = std::move(resampler);
+  resample_every_ = every;
+}
+
+std::vector<double> Trainer::slot_weights() const {
+  const std::vector<int>& term = objective_.slot_term();
+  const std::vector<double>& losses = objective_.slot_losses();
+  std::vector<double> w(term.size());
+  double cumulative = 0;
+  for (std::size_t s = 0; s < term.size(); ++s) {
+    const LossTerm& t = objective_.terms()[static_cast<std::size_t>(term[s])];
+    if (s == 0 || term[s] != term[s - 1]) cumulative = 0;
+    const double causal =
+        t.chunks > 1 ? std::exp(-weighting_.causal_epsilon * cumulative) / t.chunks : 1.0;
+    w[s] = term_weights_[static_cast<std::size_t>(term[s])] * causal;
+    cumulative += losses[s];
+  }
+  return w;
+}
+
+void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
+  std::vector<double> target(term_weights_.size(), 0.0);
+  if (weighting_.kind == Weighting::Kind::annealing) {
+    const std::vector<Eigen::VectorXd> g = objective_.term_gradients(theta);
+    const double reference = g[0].cwiseAbs().maxCoeff();
+    target[0] = term_weights_[0];
+    for (std::size_t i = 1; i < g.size(); ++i) target[i] = reference / g[i].cwiseAbs().mean();
+  } else {
+    const std::vector<double> tr =
+        objective_.ntk_traces(theta, weighting_.probes, static_cast<std::uint64_t>(step));
+    double total = 0;
+    for (double t : tr) total += t;
+    for (std::size_t i = 0; i < tr.size(); ++i) target[i] = total / tr[i];
+  }
+  const double m = weighting_.momentum;
+  for (std::size_t i = 0; i < target.size(); ++i)
+    if (std::isfinite(target[i]) && target[i] > 0)
+      term_weights_[i] = m * term_weights_[i] + (1 - m) * target[i];
+}
+
+bool Trainer::after_step(StepInfo info, const Eigen::VectorXd& theta, bool last) {
+  if (validation_ && (info.step % validation_every_ == 0 || last)) {
+    info.metrics = validation_(theta);
+    last_metrics_ = info.metrics;
+  }
+  history_.push_back(info);
+  if (callback_ && (info.step % callback_every_ == 0 || last)) return callback_(history_.back());
+  return true;
+}
+
+std::string Trainer::non_finite_terms() const {
+  std::string out;
+  const auto& names = objective_.slot_names();
+  const auto& losses = objective_.slot_losses();
+  for (std::size_t s = 0; s < names.size(); ++s)
+    if (!std::isfinite(losses[s])) out += (out.empty() ? "" : ", ") + names[s] + " = " + sci(losses[s]);
+  return out.empty() ? "the gradient, all terms finite" : out;
+}
+
+TrainResult Trainer::train(Eigen::VectorXd& theta) {
+  started_ = now_seconds();
+  history_.clear();
+  TrainResult result;
+  int step = 0;
+  std::string endings;
+  const auto info_now = [&](const std::string& stage, double loss, double lr) {
+    StepInfo info;
+    info.step = step;
+    info.stage = stage;
+    info.loss = loss;
+    info.slot_losses = objective_.slot_losses();
+    info.weights = objective_.weights();
+    info.learning_rate = lr;
+    info.seconds = now_seconds() - started_;
+    return info;
+  };
+  for (std::size_t si = 0; si < stages_.size(); ++si) {
+    const Stage& stage = stages_[si];
+    const bool final_stage = si + 1 == stages_.size();
+    if (stage.optimizer == Stage::Optimizer::adam) {
+      nn::Adam adam(stage.adam);
+      Eigen::VectorXd g, last_good = theta;
+      double last_good_loss = std::nan("");
+      for (int k = 0; k < stage.steps; ++k) {
+        if (resampler_ && step > 0 && step % resample_every_ == 0)
+          objective_.set_inputs(resampler_(step, theta));
+        if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
+          update_weights(theta, step);
+        objective_.set_weights(slot_weights());
+        const double loss = objective_.evaluate(theta, &g);
+        if (!std::isfinite(loss) || !g.allFinite()) {
+          result.status = TrainResult::Status::non_finite;
+          result.message = "stage '" + stage.name + "': the loss is not finite after step " +
+                           std::to_string(step) + " (" + non_finite_terms() + "); stopped, ";
+          if (k == 0 && si == 0) {
+            result.message += "the parameters are the initial ones";
+          } else if (k == 0) {
+            result.message += "the parameters are those the previous stage ended with";
+          } else {
+            theta = last_good;
+            result.message += "kept the parameters of step " + std::to_string(step - 1) +
+                              " (loss " + sci(last_good_loss) + ")";
+          }
+          result.steps = step;
+          result.loss = last_good_loss;
+          result.metrics = last_metrics_;
+          return result;
+        }
+        last_good = theta;
+        last_good_loss = loss;
+        const double lr = adam.learning_rate();
+        adam.step(theta, g);
+        ++step;
+        const bool last = final_stage && k + 1 == stage.steps;
+        if (!after_step(info_now(stage.name, loss, lr), theta, last)) {
+          result.status = TrainResult::Status::stopped;
+          result.message = "stopped by a callback at step " + std::to_string(step);
+          result.steps = step;
+          result.loss = loss;
+          result.metrics = last_metrics_;
+          return result;
+        }
+      }
+      endings += (endings.empty() ? "" : "; ") + stage.name + ": " +
+                 std::to_string(stage.steps) + " steps, loss " + sci(last_good_loss);
+      result.loss = last_good_loss;
+    } else {
+      objective_.set_weights(slot_weights());  // fixed for the line searches
+      nn::LbfgsOptions options = stage.lbfgs;
+      options.max_iterations = stage.steps;
+      nn::Lbfgs lbfgs(options);
+      const nn::Objective fn = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+        return objective_.evaluate(x, &g);
+      };
+      while (lbfgs.stop() == nn::LbfgsStop::running) {
+        const int before = lbfgs.iterations();
+        lbfgs.run(fn, theta, 1);
+        if (lbfgs.stop() == nn::LbfgsStop::non_finite) {
+          result.status = TrainResult::Status::non_finite;
+          result.message = "stage '" + stage.name + "': the loss is not finite at its start (" +
+                           non_finite_terms() + "); stopped";
+          result.steps = step;
+          result.metrics = last_metrics_;
+          return result;
+        }
+        if (lbfgs.iterations() == before) continue;
+        ++step;
+        const bool last = final_stage && lbfgs.stop() != nn::LbfgsStop::running;
+        if (!after_step(info_now(stage.name, lbfgs.value(), 0.0), theta, last)) {
+          result.status = TrainResult::Status::stopped;
+          result.message = "stopped by a callback at step " + std::to_string(step);
+          result.steps = step;
+          result.loss = lbfgs.value();
+          result.metrics = last_metrics_;
+          return result;
+        }
+      }
+      endings += (endings.empty() ? "" : "; ") + stage.name + ": " + lbfgs.stop_message();
+      result.loss = lbfgs.value();
+    }
+  }
+  if (validation_ && (history_.empty() || history_.back().metrics.empty())) {
+    last_metrics_ = validation_(theta);
+    if (!history_.empty()) history_.back().metrics = last_metrics_;
+  }
+  result.steps = step;
+  result.metrics = last_metrics_;
+  result.message = endings;
+  return result;
+}
+
+Metrics error_metrics(const MatrixD& prediction, const MatrixD& reference) {
+  if (prediction.rows() != reference.rows() || prediction.cols() != reference.cols())
+    throw UserError("error metrics: prediction [" + std::to_string(prediction.rows()) + "," +
+                    std::to_string(prediction.cols()) + "] against reference [" +
+                    std::to_string(reference.rows()) + "," + std::to_string(reference.cols()) + "]");
+  const double diff = (prediction - reference).matrix().norm();
+  return {{"rel_l2", diff / reference.matrix().norm()},
+          {"max_abs", (prediction - reference).abs().maxCoeff()}};
+}
+
+}  // namespace jetpde::solvers

@@ -1,0 +1,123 @@
+// The trainer: runs an Objective through stages of optimizers (Adam, then L-BFGS, ...), with
+// loss weighting, causal weighting, resampling, validation and callbacks, and stops cleanly when
+// the loss stops being finite.
+//
+//   solvers::Trainer trainer(objective, {
+//       {.name = "adam", .optimizer = solvers::Stage::Optimizer::adam, .steps = 20000,
+//        .adam = {.schedule = {.kind = nn::Schedule::Kind::exponential, .lr = 1e-3}}},
+//       {.name = "lbfgs", .optimizer = solvers::Stage::Optimizer::lbfgs, .steps = 5000}});
+//   trainer.validate_every(500, [&](const Eigen::VectorXd& theta) { return metrics(theta); });
+//   solvers::TrainResult r = trainer.train(theta);
+//   std::cout << r.message << "\n";
+//
+// Loss weights, per term (LossTerm order), updated every `every` Adam steps and held fixed in
+// L-BFGS stages (a line search needs one objective):
+//   fixed      the initial weights.
+//   annealing  learning-rate annealing (Wang, Teng & Perdikaris 2021): the first term keeps its
+//              weight; term i's target is max|grad L_0| / mean|grad L_i|.
+//   ntk        NTK weighting (Wang, Yu & Perdikaris 2022): term i's target is sum_j tr_j / tr_i
+//              with tr_i the mean diagonal of its NTK block (Objective::ntk_traces).
+// A target enters as w <- momentum w + (1 - momentum) target.
+// Causal weighting (Wang, Sankaran & Perdikaris 2022), for terms split into time chunks (rows
+// ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l) / M,
+// from the previous step's chunk losses (so epsilon = 0 gives the plain mean).
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nn/adam.h"
+#include "nn/lbfgs.h"
+#include "solvers/objective.h"
+
+namespace jetpde::solvers {
+
+struct Stage {
+  std::string name = "adam";
+  enum class Optimizer { adam, lbfgs };
+  Optimizer optimizer = Optimizer::adam;
+  int steps = 1000;  // Adam updates, or L-BFGS iterations
+  nn::AdamOptions adam;
+  nn::LbfgsOptions lbfgs;  // its max_iterations is replaced by `steps`
+};
+
+struct Weighting {
+  enum class Kind { fixed, annealing, ntk };
+  Kind kind = Kind::fixed;
+  std::vector<double> initial;  // per term; empty: all 1
+  int every = 100;
+  double momentum = 0.9;
+  int probes = 4;               // ntk
+  double causal_epsilon = 0.0;  // chunked terms only
+};
+
+using Metrics = std::map<std::string, double>;
+
+struct StepInfo {
+  int step = 0;  // counted over all stages, from 1
+  std::string stage;
+  double loss = 0;                  // weighted
+  std::vector<double> slot_losses;  // unweighted, per slot (Objective::slot_names)
+  std::vector<double> weights;      // per slot
+  double learning_rate = 0;         // Adam stages
+  double seconds = 0;               // since train() began
+  Metrics metrics;                  // filled on validation steps
+};
+
+struct TrainResult {
+  enum class Status { finished, stopped, non_finite };
+  Status status = Status::finished;
+  int steps = 0;
+  double loss = 0;
+  std::string message;  // one line: how each stage ended, or why training stopped
+  Metrics metrics;      // the last validation, if any
+};
+
+class Trainer {
+ public:
+  // UserError for no stages, a stage with no steps, or weights of the wrong count.
+  Trainer(Objective& objective, std::vector<Stage> stages, Weighting weighting = {});
+
+  // Called after every `every`-th step and after the last one; return false to stop.
+  using Callback = std::function<bool(const StepInfo&)>;
+  void on_step(Callback callback, int every = 1);
+  // Every `every` steps and at the end: metrics of the current parameters.
+  using Validation = std::function<Metrics(const Eigen::VectorXd& theta)>;
+  void validate_every(int every, Validation validation);
+  // Every `every` steps of an Adam stage: new inputs (points of the same counts) to bind.
+  using Resampler = std::function<Bindings(int step, const Eigen::VectorXd& theta)>;
+  void resample_every(int every, Resampler resampler);
+
+  // Trains theta in place. When the loss or its gradient stops being finite, theta is the last
+  // parameters with a finite loss and the result says at which step and in which terms.
+  TrainResult train(Eigen::VectorXd& theta);
+  const std::vector<StepInfo>& history() const { return history_; }  // one entry per step
+
+ private:
+  std::vector<double> slot_weights() const;
+  void update_weights(const Eigen::VectorXd& theta, int step);
+  bool after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
+  std::string non_finite_terms() const;
+
+  Objective& objective_;
+  std::vector<Stage> stages_;
+  Weighting weighting_;
+  std::vector<double> term_weights_;
+  Callback callback_;
+  int callback_every_ = 1;
+  Validation validation_;
+  int validation_every_ = 0;
+  Resampler resampler_;
+  int resample_every_ = 0;
+  std::vector<StepInfo> history_;
+  Metrics last_metrics_;
+  double started_ = 0;
+};
+
+// Relative L2 error |a - b| / |b| and largest absolute error max |a - b|, over all entries.
+Metrics error_metrics(const MatrixD& prediction, const MatrixD& reference);
+
+}  // namespace jetpde::solvers

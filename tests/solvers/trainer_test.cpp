@@ -1,0 +1,202 @@
+// The compiled objective and the trainer: a 1-D Poisson problem trained to its exact solution
+// through Adam then L-BFGS; loss weights (fixed, causal, NTK); a loss that turns NaN; callbacks
+// and resampling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "autodiff/ops.h"
+#include "autodiff/taylor.h"
+#include "nn/network.h"
+#include "solvers/objective.h"
+#include "solvers/trainer.h"
+#include "tests/support/user_error.h"
+
+namespace jetpde::solvers {
+namespace {
+
+using jetpde::testing::expect_user_error;
+constexpr double kPi = std::numbers::pi;
+
+compiler::CompileOptions options() {
+  compiler::CompileOptions o;
+  o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
+  o.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  return o;
+}
+
+MatrixD grid(int n, double a, double b) {
+  MatrixD x(n, 1);
+  for (int i = 0; i < n; ++i) x(i, 0) = a + (b - a) * i / (n - 1);
+  return x;
+}
+
+// -u'' = pi^2 sin(pi x) on (0, 1), u(0) = u(1) = 0: u = sin(pi x).
+struct Poisson1d {
+  Graph g{DType::f64};
+  nn::Network net{g, {.inputs = 1, .hidden = {16, 16}, .outputs = 1}};
+  Var x = g.input("x", {32, 1});
+  Var xb = g.input("xb", {2, 1});
+  Var xv = g.input("xv", {101, 1});
+  Var residual, boundary, u_val;
+  Poisson1d() {
+    Taylor t(TaylorPlan({{x, 0}}, {{2}}));
+    const Var u = net(x);
+    residual = t.derivative(u, {2}) + (kPi * kPi) * sin(x * kPi);
+    boundary = net(xb);
+    u_val = net(xv);
+  }
+  Bindings inputs() const {
+    MatrixD b(2, 1);
+    b << 0.0, 1.0;
+    return {{"x", grid(34, 0, 1).middleRows(1, 32)}, {"xb", b}};
+  }
+};
+
+TEST(Trainer, AdamThenLbfgsSolvesPoisson1d) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const std::vector<Var> val_out{p.u_val};
+  compiler::Executable val(val_out, options());
+  const MatrixD xv = grid(101, 0, 1);
+  val.set("xv", xv);
+  const MatrixD exact = (xv * kPi).sin();
+  Trainer trainer(obj,
+                  {{.name = "adam", .steps = 300, .adam = {.schedule = {.lr = 1e-2}}},
+                   {.name = "lbfgs", .optimizer = Stage::Optimizer::lbfgs, .steps = 300,
+                    .lbfgs = {.gradient_tolerance = 1e-9}}},
+                  {.initial = {1.0, 10.0}});
+  trainer.validate_every(100, [&](const Eigen::VectorXd& theta) {
+    for (const auto& [name, value] : obj.layout().unflatten(theta)) val.set(name, value);
+    val.run();
+    return error_metrics(val.output(0), exact);
+  });
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(1));
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  EXPECT_LT(r.metrics.at("rel_l2"), 1e-3) << r.message;
+  EXPECT_EQ(r.message.rfind("adam: 300 steps, loss ", 0), 0u) << r.message;
+  EXPECT_NE(r.message.find("; lbfgs: "), std::string::npos) << r.message;
+  EXPECT_EQ(static_cast<int>(trainer.history().size()), r.steps);
+  EXPECT_EQ(trainer.history().front().weights, (std::vector<double>{1.0, 10.0}));
+  EXPECT_FALSE(trainer.history()[99].metrics.empty());  // step 100 validated
+  EXPECT_TRUE(trainer.history()[98].metrics.empty());
+  std::cout << "  poisson1d: " << r.message << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
+}
+
+TEST(Trainer, ALossThatTurnsNaNStopsAndKeepsTheLastGoodParameters) {
+  Graph g(DType::f64);
+  const Var a = g.param("a", {1, 1});
+  Objective obj({{"bad", sqrt(a) + 2.0}}, {a}, options());
+  Trainer trainer(obj, {{.name = "adam", .steps = 100, .adam = {.schedule = {.lr = 0.3}}}});
+  Eigen::VectorXd theta(1);
+  theta << 1.0;  // Adam moves a by about -0.3 a step: 0.7, 0.4, 0.1, -0.2
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::non_finite);
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(theta[0], 0.1, 0.01);
+  EXPECT_TRUE(std::isfinite(std::sqrt(theta[0]))) << "the kept parameters have a finite loss";
+  EXPECT_EQ(r.message.rfind("stage 'adam': the loss is not finite after step 4 (bad = nan); "
+                            "stopped, kept the parameters of step 3 (loss ",
+                            0),
+            0u)
+      << r.message;
+}
+
+TEST(Objective, WeightsChunksAndCausalWeighting) {
+  Graph g(DType::f64);
+  const Var c = g.param("c", {1, 1});
+  const Var x = g.input("x", {6, 1});
+  const Var r = x - broadcast(c, {6, 1});
+  Objective whole({{"r", r}}, {c}, options());
+  Objective chunked({{"r", r, 3}}, {c}, options());
+  MatrixD xs(6, 1);
+  xs << 1, 1, 2, 2, 3, 3;
+  whole.set_inputs({{"x", xs}});
+  chunked.set_inputs({{"x", xs}});
+  Eigen::VectorXd theta(1);
+  theta << 0.0;
+  EXPECT_EQ(chunked.slot_names(), (std::vector<std::string>{"r[0]", "r[1]", "r[2]"}));
+  chunked.set_weights({1.0 / 3, 1.0 / 3, 1.0 / 3});
+  EXPECT_NEAR(whole.evaluate(theta), (1 + 4 + 9) / 3.0, 1e-12);
+  EXPECT_NEAR(chunked.evaluate(theta), whole.evaluate(theta), 1e-12);
+  EXPECT_EQ(chunked.slot_losses(), (std::vector<double>{1, 4, 9}));
+  whole.set_weights({2.0});
+  EXPECT_NEAR(whole.evaluate(theta), 2 * 14 / 3.0, 1e-12);
+  expect_user_error([&] { whole.set_weights({1, 2}); }, "objective: 2 weights for 1 loss slots");
+  expect_user_error([&] { Objective({{"r", r, 4}}, {c}, options()); },
+                    "objective: loss term 'r': 4 chunks do not divide its 6 rows");
+
+  // Causal weights from the previous step's chunk losses: exp(-eps * sum of earlier) / M.
+  Trainer trainer(chunked, {{.steps = 2, .adam = {.schedule = {.lr = 1e-3}}}},
+                  {.causal_epsilon = 0.5});
+  trainer.train(theta);
+  const std::vector<double>& w = trainer.history()[1].weights;
+  const std::vector<double>& prev = trainer.history()[0].slot_losses;
+  EXPECT_NEAR(w[0], 1.0 / 3, 1e-15);
+  EXPECT_NEAR(w[1], std::exp(-0.5 * prev[0]) / 3, 1e-15);
+  EXPECT_NEAR(w[2], std::exp(-0.5 * (prev[0] + prev[1])) / 3, 1e-15);
+}
+
+TEST(Objective, NtkTracesScaleWithTheSquareOfTheResidual) {
+  // Term b is 10 times term a on the same points: its NTK block is 100 times a's.
+  Poisson1d p;
+  Objective obj({{"a", p.residual}, {"b", p.residual * 10.0}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const Eigen::VectorXd theta = obj.layout().flatten(p.net.init(2));
+  const std::vector<double> tr = obj.ntk_traces(theta, 400, 7);
+  EXPECT_NEAR(tr[1] / tr[0], 100.0, 15.0);
+  // And the NTK weighting moves the weights towards sum / trace.
+  Trainer trainer(obj, {{.steps = 1, .adam = {.schedule = {.lr = 1e-4}}}},
+                  {.kind = Weighting::Kind::ntk, .every = 1, .momentum = 0.0, .probes = 400});
+  Eigen::VectorXd t = theta;
+  trainer.train(t);
+  const std::vector<double>& w = trainer.history()[0].weights;
+  EXPECT_NEAR(w[0] / w[1], 100.0, 15.0);
+}
+
+TEST(Trainer, CallbacksStopAndResamplingRebinds) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  Trainer trainer(obj, {{.steps = 50, .adam = {.schedule = {.lr = 1e-3}}}});
+  int resampled = 0, called = 0;
+  std::mt19937_64 rng(3);
+  trainer.resample_every(10, [&](int step, const Eigen::VectorXd&) {
+    EXPECT_EQ(step % 10, 0);
+    ++resampled;
+    MatrixD x(32, 1);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (auto& v : x.reshaped()) v = u(rng);
+    return Bindings{{"x", x}};
+  });
+  trainer.on_step(
+      [&](const StepInfo& info) {
+        ++called;
+        return info.step < 25;
+      },
+      5);
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(3));
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::stopped);
+  EXPECT_EQ(r.steps, 25);
+  EXPECT_EQ(called, 5);
+  EXPECT_EQ(resampled, 2);  // before steps 11 and 21
+  EXPECT_EQ(r.message, "stopped by a callback at step 25");
+}
+
+TEST(Trainer, BadConfiguration) {
+  Graph g(DType::f64);
+  const Var a = g.param("a", {1, 1});
+  Objective obj({{"t", a}}, {a}, options());
+  expect_user_error([&] { Trainer(obj, {}); }, "trainer: no stages");
+  expect_user_error([&] { Trainer(obj, {{.name = "x", .steps = 0}}); },
+                    "trainer: stage 'x' has no steps");
+  expect_user_error([&] { Trainer(obj, {{.steps = 1}}, {.initial = {1, 2}}); },
+                    "trainer: 2 initial weights for 1 loss terms");
+}
+
+}  // namespace
+}  // namespace jetpde::solvers
