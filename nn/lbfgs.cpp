@@ -1,6 +1,8 @@
 #include "nn/lbfgs.h"
 
+// LineSearchNocedalWright.h needs Param.h first (the library's headers are not self-contained).
 #include <LBFGSpp/Param.h>
+// (keep this order)
 #include <LBFGSpp/LineSearchNocedalWright.h>
 
 #include <algorithm>
@@ -121,8 +123,7 @@ LbfgsStop Lbfgs::run(const Objective& objective, Eigen::VectorXd& x, int iterati
     };
     double f = fp;
     try {
-      LBFGSpp::LineSearchNocedalWright<double>::LineSearch(guarded, f, x, st.g, step, d, xp,
-                                                           param);
+      LBFGSpp::LineSearchNocedalWright<double>::LineSearch(guarded, f, x, st.g, step, d, xp, param);
     } catch (const std::exception& e) {
       st.detail = e.what();
       f = fp + 1.0;  // restored below
@@ -131,8 +132,8 @@ LbfgsStop Lbfgs::run(const Objective& objective, Eigen::VectorXd& x, int iterati
       x = xp;
       st.g = gp;
       st.f = fp;
-      if (st.detail.empty()) st.detail = "no decrease within " + std::to_string(param.max_linesearch) +
-                                         " evaluations";
+      if (st.detail.empty())
+        st.detail = "no decrease within " + std::to_string(param.max_linesearch) + " evaluations";
       return finish(LbfgsStop::line_search_failed);
     }
     st.f = f;
@@ -170,11 +171,11 @@ std::string Lbfgs::stop_message() const {
       return "function tolerance: relative change of f <= " + sci(options_.function_tolerance) +
              counts;
     case LbfgsStop::iteration_limit:
-      return "iteration limit (" + std::to_string(options_.max_iterations) + ") reached:" +
-             counts.substr(6) + ", max |g| = " + sci(gmax);
+      return "iteration limit (" + std::to_string(options_.max_iterations) +
+             ") reached:" + counts.substr(6) + ", max |g| = " + sci(gmax);
     case LbfgsStop::evaluation_limit:
-      return "evaluation limit (" + std::to_string(options_.max_evaluations) + ") reached:" +
-             counts.substr(6) + ", max |g| = " + sci(gmax);
+      return "evaluation limit (" + std::to_string(options_.max_evaluations) +
+             ") reached:" + counts.substr(6) + ", max |g| = " + sci(gmax);
     case LbfgsStop::line_search_failed:
       return "line search failed (" + st.detail + "):" + counts.substr(6) +
              ", max |g| = " + sci(gmax);

@@ -22,8 +22,9 @@ std::string architecture_name(Architecture architecture) {
 Network::Network(Graph& graph, NetworkSpec spec) : spec_(std::move(spec)) {
   const int in = spec_.inputs;
   if (in <= 0 || spec_.outputs <= 0 || spec_.hidden.empty())
-    throw UserError("network: inputs and outputs must be positive and there must be at least one "
-                    "hidden layer");
+    throw UserError(
+        "network: inputs and outputs must be positive and there must be at least one "
+        "hidden layer");
   if (const auto& n = spec_.normalization) {
     if (static_cast<int>(n->lower.size()) != in || static_cast<int>(n->upper.size()) != in)
       throw UserError("network: normalization needs " + std::to_string(in) +
@@ -37,8 +38,8 @@ Network::Network(Graph& graph, NetworkSpec spec) : spec_(std::move(spec)) {
   std::vector<bool> periodic(in, false);
   for (const PeriodicInput& p : spec_.periodic) {
     if (p.column < 0 || p.column >= in)
-      throw UserError("network: periodic column " + std::to_string(p.column) + " is not one of the " +
-                      std::to_string(in) + " inputs");
+      throw UserError("network: periodic column " + std::to_string(p.column) +
+                      " is not one of the " + std::to_string(in) + " inputs");
     if (periodic[p.column])
       throw UserError("network: periodic column " + std::to_string(p.column) + " given twice");
     if (!(p.period > 0) || p.harmonics < 1)

@@ -39,10 +39,11 @@ Bindings ParameterLayout::unflatten(const Eigen::VectorXd& theta) const {
 
 void ParameterLayout::unflatten_into(const Eigen::VectorXd& theta, Bindings& out) const {
   if (theta.size() != size_)
-    throw UserError("parameter vector has " + std::to_string(theta.size()) + " entries, the layout " +
-                    std::to_string(size_));
+    throw UserError("parameter vector has " + std::to_string(theta.size()) +
+                    " entries, the layout " + std::to_string(size_));
   for (const Entry& e : entries_)
-    out[e.name] = theta.segment(e.offset, e.shape.size()).reshaped(e.shape.rows, e.shape.cols).array();
+    out[e.name] =
+        theta.segment(e.offset, e.shape.size()).reshaped(e.shape.rows, e.shape.cols).array();
 }
 
 }  // namespace jetpde::nn

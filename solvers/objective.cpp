@@ -91,8 +91,7 @@ void Objective::bind(compiler::Executable& exe, const Eigen::VectorXd& theta) {
   for (const auto& [name, value] : layout_.unflatten(theta)) exe.set(name, value);
 }
 
-Eigen::VectorXd Objective::gradient_from(const compiler::Executable& exe,
-                                         std::size_t first) const {
+Eigen::VectorXd Objective::gradient_from(const compiler::Executable& exe, std::size_t first) const {
   Eigen::VectorXd g(layout_.size());
   for (std::size_t p = 0; p < layout_.entries().size(); ++p) {
     const auto& e = layout_.entries()[p];
@@ -104,7 +103,8 @@ Eigen::VectorXd Objective::gradient_from(const compiler::Executable& exe,
 double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
   bind(*step_, theta);
   step_->run();
-  for (std::size_t k = 0; k < slot_losses_.size(); ++k) slot_losses_[k] = step_->output(1 + k)(0, 0);
+  for (std::size_t k = 0; k < slot_losses_.size(); ++k)
+    slot_losses_[k] = step_->output(1 + k)(0, 0);
   if (gradient) *gradient = gradient_from(*step_, 1 + slot_losses_.size());
   return step_->output(0)(0, 0);
 }

@@ -110,7 +110,8 @@ std::string Trainer::non_finite_terms() const {
   const auto& names = objective_.slot_names();
   const auto& losses = objective_.slot_losses();
   for (std::size_t s = 0; s < names.size(); ++s)
-    if (!std::isfinite(losses[s])) out += (out.empty() ? "" : ", ") + names[s] + " = " + sci(losses[s]);
+    if (!std::isfinite(losses[s]))
+      out += (out.empty() ? "" : ", ") + names[s] + " = " + sci(losses[s]);
   return out.empty() ? "the gradient, all terms finite" : out;
 }
 
@@ -178,8 +179,8 @@ TrainResult Trainer::train(Eigen::VectorXd& theta) {
           return result;
         }
       }
-      endings += (endings.empty() ? "" : "; ") + stage.name + ": " +
-                 std::to_string(stage.steps) + " steps, loss " + sci(last_good_loss);
+      endings += (endings.empty() ? "" : "; ") + stage.name + ": " + std::to_string(stage.steps) +
+                 " steps, loss " + sci(last_good_loss);
       result.loss = last_good_loss;
     } else {
       objective_.set_weights(slot_weights());  // fixed for the line searches
@@ -230,7 +231,8 @@ Metrics error_metrics(const MatrixD& prediction, const MatrixD& reference) {
   if (prediction.rows() != reference.rows() || prediction.cols() != reference.cols())
     throw UserError("error metrics: prediction [" + std::to_string(prediction.rows()) + "," +
                     std::to_string(prediction.cols()) + "] against reference [" +
-                    std::to_string(reference.rows()) + "," + std::to_string(reference.cols()) + "]");
+                    std::to_string(reference.rows()) + "," + std::to_string(reference.cols()) +
+                    "]");
   const double diff = (prediction - reference).matrix().norm();
   return {{"rel_l2", diff / reference.matrix().norm()},
           {"max_abs", (prediction - reference).abs().maxCoeff()}};

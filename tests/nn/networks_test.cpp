@@ -38,7 +38,8 @@ TEST(Activations, ValuesAndFirstDerivativesAgainstClosedForms) {
       {Activation::tanh, [](double x) { return std::tanh(x); },
        [](double x) { return 1 - std::tanh(x) * std::tanh(x); }},
       {Activation::sin, [](double x) { return std::sin(x); }, [](double x) { return std::cos(x); }},
-      {Activation::sigmoid, [](double x) { return s(x); }, [](double x) { return s(x) * (1 - s(x)); }},
+      {Activation::sigmoid, [](double x) { return s(x); },
+       [](double x) { return s(x) * (1 - s(x)); }},
       {Activation::silu, [](double x) { return x * s(x); },
        [](double x) { return s(x) + x * s(x) * (1 - s(x)); }},
       {Activation::softplus, [](double x) { return std::log1p(std::exp(x)); },
@@ -105,8 +106,7 @@ TEST(ParameterLayout, RoundTripsAndNamesWhatIsWrong) {
   expect_user_error([&] { layout.flatten(missing); }, "parameter 'W1' has no value");
   Bindings wrong = b;
   wrong["b0"] = MatrixD::Zero(1, 4);
-  expect_user_error([&] { layout.flatten(wrong); },
-                    "parameter 'b0' should be [1,5], got [1,4]");
+  expect_user_error([&] { layout.flatten(wrong); }, "parameter 'b0' should be [1,5], got [1,4]");
 }
 
 // The network's output for given points and parameters, by the reference interpreter.
@@ -184,7 +184,9 @@ TEST(Network, FourierFeaturesAndTheModifiedMlpFollowTheirFormulas) {
 TEST(Network, SpecErrorsNameTheField) {
   Graph g(DType::f64);
   expect_user_error(
-      [&] { Network(g, {.inputs = 2, .hidden = {8, 16}, .architecture = Architecture::modified_mlp}); },
+      [&] {
+        Network(g, {.inputs = 2, .hidden = {8, 16}, .architecture = Architecture::modified_mlp});
+      },
       "network: a modified MLP needs equal hidden widths");
   NetworkSpec bad_norm{.inputs = 2, .hidden = {8}};
   bad_norm.normalization = InputNormalization{{0, 1}, {1, 1}};

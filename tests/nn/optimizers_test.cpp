@@ -61,9 +61,8 @@ TEST(Schedule, ValuesAtChosenSteps) {
 
 TEST(Schedule, BadValuesAndNames) {
   expect_user_error([] { Schedule{.lr = 0}.validate(); }, "schedule: lr must be positive");
-  expect_user_error(
-      [] { Schedule{.kind = Schedule::Kind::step, .gamma = 1.5}.validate(); },
-      "schedule: gamma must be in (0, 1]");
+  expect_user_error([] { Schedule{.kind = Schedule::Kind::step, .gamma = 1.5}.validate(); },
+                    "schedule: gamma must be in (0, 1]");
   expect_user_error(
       [] { Schedule{.kind = Schedule::Kind::cosine, .lr = 1, .min_lr = 2}.validate(); },
       "schedule: min_lr must be in [0, lr]");
@@ -90,8 +89,9 @@ TEST(Adam, MinimizesAnIllConditionedQuadratic) {
   const int n = 10;
   VectorXd c(n), x = VectorXd::Zero(n), g(n);
   for (int i = 0; i < n; ++i) c[i] = std::pow(10.0, 3.0 * i / (n - 1));
-  Adam adam({.schedule = {.kind = Schedule::Kind::exponential, .lr = 0.1, .gamma = 0.1,
-                          .decay_steps = 2000}});
+  Adam adam(
+      {.schedule = {
+           .kind = Schedule::Kind::exponential, .lr = 0.1, .gamma = 0.1, .decay_steps = 2000}});
   for (int k = 0; k < 4000; ++k) {
     for (int i = 0; i < n; ++i) g[i] = 2 * c[i] * (x[i] - i);
     adam.step(x, g);
@@ -131,7 +131,9 @@ TEST(Adam, StateRestoresBitForBit) {
 TEST(Lbfgs, SolvesRosenbrockToTheGradientTolerance) {
   for (const int n : {2, 20}) {
     VectorXd x = rosenbrock_start(n);
-    Lbfgs lbfgs({.history = 10, .max_iterations = 500, .gradient_tolerance = 1e-9,
+    Lbfgs lbfgs({.history = 10,
+                 .max_iterations = 500,
+                 .gradient_tolerance = 1e-9,
                  .function_tolerance = 0});
     EXPECT_EQ(lbfgs.run(rosenbrock, x), LbfgsStop::gradient_tolerance) << lbfgs.stop_message();
     EXPECT_LT((x - VectorXd::Ones(n)).lpNorm<Eigen::Infinity>(), 1e-8) << n;
@@ -144,8 +146,8 @@ TEST(Lbfgs, SolvesRosenbrockToTheGradientTolerance) {
 
 TEST(Lbfgs, EveryAcceptedStepSatisfiesTheStrongWolfeConditions) {
   VectorXd x = rosenbrock_start(6);
-  const LbfgsOptions o{.history = 5, .max_iterations = 200, .gradient_tolerance = 1e-10,
-                       .function_tolerance = 0};
+  const LbfgsOptions o{
+      .history = 5, .max_iterations = 200, .gradient_tolerance = 1e-10, .function_tolerance = 0};
   Lbfgs lbfgs(o);
   int checked = 0;
   for (int k = 0; k < 200 && lbfgs.stop() == LbfgsStop::running; ++k) {

@@ -65,7 +65,9 @@ TEST(Trainer, AdamThenLbfgsSolvesPoisson1d) {
   const MatrixD exact = (xv * kPi).sin();
   Trainer trainer(obj,
                   {{.name = "adam", .steps = 300, .adam = {.schedule = {.lr = 1e-2}}},
-                   {.name = "lbfgs", .optimizer = Stage::Optimizer::lbfgs, .steps = 300,
+                   {.name = "lbfgs",
+                    .optimizer = Stage::Optimizer::lbfgs,
+                    .steps = 300,
                     .lbfgs = {.gradient_tolerance = 1e-9}}},
                   {.initial = {1.0, 10.0}});
   trainer.validate_every(100, [&](const Eigen::VectorXd& theta) {
@@ -126,8 +128,11 @@ TEST(Objective, WeightsChunksAndCausalWeighting) {
   whole.set_weights({2.0});
   EXPECT_NEAR(whole.evaluate(theta), 2 * 14 / 3.0, 1e-12);
   expect_user_error([&] { whole.set_weights({1, 2}); }, "objective: 2 weights for 1 loss slots");
-  expect_user_error([&] { Objective({{"r", r, 4}}, {c}, options()); },
-                    "objective: loss term 'r': 4 chunks do not divide its 6 rows");
+  expect_user_error(
+      [&] {
+        Objective({{"r", r, 4}}, {c}, options());
+      },
+      "objective: loss term 'r': 4 chunks do not divide its 6 rows");
 
   // Causal weights from the previous step's chunk losses: exp(-eps * sum of earlier) / M.
   Trainer trainer(chunked, {{.steps = 2, .adam = {.schedule = {.lr = 1e-3}}}},
@@ -194,8 +199,11 @@ TEST(Trainer, BadConfiguration) {
   expect_user_error([&] { Trainer(obj, {}); }, "trainer: no stages");
   expect_user_error([&] { Trainer(obj, {{.name = "x", .steps = 0}}); },
                     "trainer: stage 'x' has no steps");
-  expect_user_error([&] { Trainer(obj, {{.steps = 1}}, {.initial = {1, 2}}); },
-                    "trainer: 2 initial weights for 1 loss terms");
+  expect_user_error(
+      [&] {
+        Trainer(obj, {{.steps = 1}}, {.initial = {1, 2}});
+      },
+      "trainer: 2 initial weights for 1 loss terms");
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// Reading HDF5 files: numeric datasets of rank 0 to 2 as doubles, string attributes, the list of
+// datasets. Enough for reference solutions (../shared/data/*.h5) and, later, checkpoints.
+//
+//   io::Dataset u = io::read_dataset("burgers.h5", "u");   // u.dims = {256, 100}
+//   MatrixD m = u.matrix();                                  // [256, 100]
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autodiff/primitive.h"
+
+namespace jetpde::io {
+
+struct Dataset {
+  std::vector<std::int64_t> dims;  // empty for a scalar
+  std::vector<double> values;      // row-major (C order, as HDF5 stores them)
+  // Rank 0 -> [1,1], rank 1 -> [n,1], rank 2 -> [rows, cols].
+  MatrixD matrix() const;
+};
+
+// UserError naming the file, and the dataset with the ones that exist, when either is missing,
+// not numeric, or of rank above 2.
+Dataset read_dataset(const std::string& file, const std::string& name);
+// The names of the datasets at the file's root, sorted.
+std::vector<std::string> list_datasets(const std::string& file);
+// A string attribute of the file's root group ("" when absent).
+std::string read_root_attribute(const std::string& file, const std::string& name);
+
+}  // namespace jetpde::io
