@@ -5,6 +5,7 @@
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
+#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 namespace {
@@ -20,18 +21,11 @@ constexpr std::array<std::pair<Activation, const char*>, 5> kNames{{
 }  // namespace
 
 Activation activation_from_name(const std::string& name) {
-  std::string known;
-  for (const auto& [activation, text] : kNames) {
-    if (name == text) return activation;
-    known += (known.empty() ? "" : ", ") + std::string(text);
-  }
-  throw UserError("unknown activation '" + name + "' (known: " + known + ")");
+  return detail::from_name<Activation>(kNames, name, "activation");
 }
 
 std::string activation_name(Activation activation) {
-  for (const auto& [a, text] : kNames)
-    if (a == activation) return text;
-  throw InternalError("activation_name: unknown activation");
+  return detail::name_of<Activation>(kNames, activation);
 }
 
 Var activate(Activation activation, Var x) {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include "autodiff/errors.h"
+#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 namespace {
@@ -19,19 +19,10 @@ constexpr std::array<std::pair<Init, const char*>, 4> kNames{{
 }  // namespace
 
 Init init_from_name(const std::string& name) {
-  std::string known;
-  for (const auto& [init, text] : kNames) {
-    if (name == text) return init;
-    known += (known.empty() ? "" : ", ") + std::string(text);
-  }
-  throw UserError("unknown initializer '" + name + "' (known: " + known + ")");
+  return detail::from_name<Init>(kNames, name, "initializer");
 }
 
-std::string init_name(Init init) {
-  for (const auto& [i, text] : kNames)
-    if (i == init) return text;
-  throw InternalError("init_name: unknown initializer");
-}
+std::string init_name(Init init) { return detail::name_of<Init>(kNames, init); }
 
 MatrixD init_weight(Init init, std::int64_t rows, std::int64_t cols, std::mt19937_64& rng) {
   const double fan_in = static_cast<double>(rows), fan_out = static_cast<double>(cols);

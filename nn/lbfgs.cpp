@@ -11,16 +11,12 @@
 #include <stdexcept>
 
 #include "autodiff/errors.h"
+#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 namespace {
 
-std::string sci(double x) {
-  if (std::isnan(x)) return "nan";  // printf may say -nan
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", x);
-  return buf;
-}
+std::string sci(double x) { return detail::short_number(x, 2); }
 
 }  // namespace
 

@@ -1,22 +1,29 @@
 #include "nn/network.h"
 
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <random>
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
+#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 
+namespace {
+constexpr std::array<std::pair<Architecture, const char*>, 2> kArchitectures{{
+    {Architecture::mlp, "mlp"},
+    {Architecture::modified_mlp, "modified_mlp"},
+}};
+}  // namespace
+
 Architecture architecture_from_name(const std::string& name) {
-  if (name == "mlp") return Architecture::mlp;
-  if (name == "modified_mlp") return Architecture::modified_mlp;
-  throw UserError("unknown architecture '" + name + "' (known: mlp, modified_mlp)");
+  return detail::from_name<Architecture>(kArchitectures, name, "architecture");
 }
 
 std::string architecture_name(Architecture architecture) {
-  return architecture == Architecture::mlp ? "mlp" : "modified_mlp";
+  return detail::name_of<Architecture>(kArchitectures, architecture);
 }
 
 Network::Network(Graph& graph, NetworkSpec spec) : spec_(std::move(spec)) {

@@ -1,10 +1,12 @@
 #include "nn/schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 
 #include "autodiff/errors.h"
+#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 
@@ -42,26 +44,21 @@ void Schedule::validate() const {
   if (warmup_steps < 0) throw UserError("schedule: warmup_steps must not be negative");
 }
 
+namespace {
+constexpr std::array<std::pair<Schedule::Kind, const char*>, 4> kKinds{{
+    {Schedule::Kind::constant, "constant"},
+    {Schedule::Kind::exponential, "exponential"},
+    {Schedule::Kind::step, "step"},
+    {Schedule::Kind::cosine, "cosine"},
+}};
+}  // namespace
+
 Schedule::Kind schedule_kind_from_name(const std::string& name) {
-  if (name == "constant") return Schedule::Kind::constant;
-  if (name == "exponential") return Schedule::Kind::exponential;
-  if (name == "step") return Schedule::Kind::step;
-  if (name == "cosine") return Schedule::Kind::cosine;
-  throw UserError("unknown schedule '" + name + "' (known: constant, exponential, step, cosine)");
+  return detail::from_name<Schedule::Kind>(kKinds, name, "schedule");
 }
 
 std::string schedule_kind_name(Schedule::Kind kind) {
-  switch (kind) {
-    case Schedule::Kind::constant:
-      return "constant";
-    case Schedule::Kind::exponential:
-      return "exponential";
-    case Schedule::Kind::step:
-      return "step";
-    case Schedule::Kind::cosine:
-      return "cosine";
-  }
-  return "?";
+  return detail::name_of<Schedule::Kind>(kKinds, kind);
 }
 
 }  // namespace jetpde::nn

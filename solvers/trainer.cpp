@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "autodiff/errors.h"
+#include "nn/detail/names.h"
 
 namespace jetpde::solvers {
 namespace {
@@ -13,12 +14,7 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string sci(double x) {
-  if (std::isnan(x)) return "nan";  // printf may say -nan
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
+std::string sci(double x) { return nn::detail::short_number(x, 3); }
 
 }  // namespace
 
