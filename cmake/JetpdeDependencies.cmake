@@ -9,6 +9,7 @@
 #   Eigen3          EIGEN3            jetpde::ext::eigen        (required)
 #   LBFGSpp         LBFGSPP           jetpde::ext::lbfgspp      (required; header-only, its
 #                                                               strong-Wolfe line search)
+#   Boost (headers) BOOST             jetpde::ext::boost        (required: Boost.Random's Sobol)
 #   BLAS            BLAS              jetpde::ext::blas         (OpenBLAS preferred)
 #   MPI (C, CXX)    MPI               jetpde::ext::mpi          JETPDE_WITH_MPI
 #   HDF5 (C)        HDF5              jetpde::ext::hdf5         JETPDE_WITH_HDF5 (Open MPI flavour)
@@ -72,6 +73,16 @@ endif()
 set(JETPDE_HAVE_LBFGSPP TRUE)
 jetpde_external_target(lbfgspp LBFGSPP LINK Eigen3::Eigen INCLUDE ${JETPDE_LBFGSPP_INCLUDE_DIR})
 jetpde_record_dependency(LBFGSpp TRUE DETAIL ${JETPDE_LBFGSPP_INCLUDE_DIR})
+
+# --- Boost, headers only (required): Boost.Random's sobol engine for geometry/ -------------------
+find_package(Boost 1.71 CONFIG QUIET)
+if(NOT Boost_FOUND OR NOT TARGET Boost::headers)
+  message(FATAL_ERROR "jetpde: Boost (headers, 1.71 or later; Debian: libboost-dev) was not "
+                      "found; geometry/ needs Boost.Random's Sobol sequence. Run scripts/bootstrap.sh.")
+endif()
+set(JETPDE_HAVE_BOOST TRUE)
+jetpde_external_target(boost BOOST LINK Boost::headers)
+jetpde_record_dependency(Boost TRUE VERSION ${Boost_VERSION} DETAIL "headers: Boost.Random sobol")
 
 # --- BLAS: OpenBLAS's own config (version, cblas.h directory), else FindBLAS ------------------------
 set(JETPDE_HAVE_BLAS FALSE)

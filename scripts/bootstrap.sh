@@ -17,7 +17,7 @@ set -euo pipefail
 
 debian_packages=(
   build-essential cmake ninja-build pkg-config
-  libeigen3-dev liblbfgspp-dev libopenblas-dev libopenblas0-openmp libdnnl-dev
+  libeigen3-dev libboost-dev liblbfgspp-dev libopenblas-dev libopenblas0-openmp libdnnl-dev
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev petsc-dev libvtk9-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Fetches, here (Debian 12, with network), the Debian packages that building jetpde's tests needs
-# and that a bare GPU machine may lack, into build-gpu-deps/ (ignored by git; about 14 MB), for
+# and that a bare GPU machine may lack, into build-gpu-deps/ (ignored by git; about 23 MB), for
 # scripts/gpu_check.sh to unpack there into a private prefix:
 #
 #   bash scripts/gpu_deps.sh        # then carry build-gpu-deps to the GPU machine
 #
-# Eigen and LBFGSpp (headers), GoogleTest (static libraries), OpenBLAS (the OpenMP flavour, as
-# here) and the runtime libraries OpenBLAS needs (libgfortran5, libquadmath0; libgomp comes with
-# the machine's compiler, and a newer one must not be shadowed). MPI, HDF5, VTK and PETSc are not fetched: the
-# GPU check builds without them.
+# Eigen, LBFGSpp and Boost (headers), GoogleTest (static libraries), OpenBLAS (the OpenMP
+# flavour, as here) and the runtime libraries OpenBLAS needs (libgfortran5, libquadmath0; libgomp
+# comes with the machine's compiler, and a newer one must not be shadowed). MPI, HDF5, VTK and
+# PETSc are not fetched: the GPU check builds without them.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir="$root/build-gpu-deps"
-packages=(libeigen3-dev liblbfgspp-dev libgtest-dev libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev
+packages=(libeigen3-dev liblbfgspp-dev libboost1.74-dev libgtest-dev libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev
           libgfortran5 libquadmath0)
 
 mkdir -p "$dir"
