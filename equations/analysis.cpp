@@ -1,0 +1,103 @@
+// Analysis: the derivatives an equation's core form reads, and the TaylorPlan for them.
+#include "equations/analysis.h"
+
+#include <algorithm>
+
+#include "autodiff/errors.h"
+#include "equations/detail/diagnostics.h"
+
+namespace jetpde::equations {
+
+void Needs::merge(const Needs& other) {
+  for (const auto& [name, f] : other.fields) {
+    FieldNeeds& mine = fields[name];
+    mine.partials.insert(f.partials.begin(), f.partials.end());
+    mine.laplacian = mine.laplacian || f.laplacian;
+    mine.biharmonic = mine.biharmonic || f.biharmonic;
+  }
+  max_order = std::max(max_order, other.max_order);
+  normal = normal || other.normal;
+  params.insert(other.params.begin(), other.params.end());
+}
+
+namespace {
+
+void collect(const Expr& e, std::size_t num_coords, Needs& needs) {
+  switch (e->kind) {
+    case ExprKind::field:
+      needs.fields[e->name].partials.insert(MultiIndex(num_coords, 0));
+      return;
+    case ExprKind::derivative:
+      needs.fields[e->name].partials.insert(e->alpha);
+      needs.max_order = std::max(needs.max_order, degree(e->alpha));
+      return;
+    case ExprKind::laplacian: {
+      check_internal(e->args[0]->kind == ExprKind::field && e->order <= 2,
+                     "analyze: a laplacian node outside the core form");
+      FieldNeeds& f = needs.fields[e->args[0]->name];
+      (e->order == 1 ? f.laplacian : f.biharmonic) = true;
+      needs.max_order = std::max(needs.max_order, 2 * e->order);
+      return;
+    }
+    case ExprKind::normal_component:
+      needs.normal = true;
+      return;
+    case ExprKind::param:
+      needs.params.insert(e->name);
+      return;
+    default:
+      for (const Expr& a : e->args) collect(a, num_coords, needs);
+  }
+}
+
+}  // namespace
+
+Needs analyze(const Equation& equation, const Context& ctx) {
+  Needs needs;
+  collect(equation.core, ctx.coordinate_names().size(), needs);
+  return needs;
+}
+
+Needs analyze(const std::vector<Equation>& equations, const Context& ctx) {
+  Needs needs;
+  for (const Equation& e : equations) needs.merge(analyze(e, ctx));
+  return needs;
+}
+
+DerivativeSum spatial_laplacian(const Context& ctx) {
+  return laplacian_sum(static_cast<int>(ctx.coordinate_names().size()), ctx.spatial());
+}
+
+DerivativeSum spatial_biharmonic(const Context& ctx) {
+  return biharmonic_sum(static_cast<int>(ctx.coordinate_names().size()), ctx.spatial());
+}
+
+TaylorPlan plan_for(const Needs& needs, const Context& ctx, Var coordinates) {
+  const std::size_t d = ctx.coordinate_names().size();
+  if (coordinates.graph == nullptr || coordinates.op() != Op::Input ||
+      coordinates.shape().cols != static_cast<std::int64_t>(d))
+    throw UserError(
+        "equations: the coordinates must be an input leaf with " + std::to_string(d) +
+        " columns (" + detail::join(ctx.coordinate_names()) + "), got " +
+        (coordinates.graph ? coordinates.graph->describe(coordinates.id) : std::string("no node")));
+  std::vector<TaylorVar> vars;
+  for (std::size_t j = 0; j < d; ++j) vars.push_back({coordinates, static_cast<std::int64_t>(j)});
+  std::set<MultiIndex> partials;
+  bool laplacian = false, biharmonic = false;
+  for (const auto& [name, f] : needs.fields) {
+    for (const MultiIndex& alpha : f.partials)
+      if (degree(alpha) > 0) partials.insert(alpha);
+    laplacian = laplacian || f.laplacian;
+    biharmonic = biharmonic || f.biharmonic;
+  }
+  std::vector<DerivativeSum> sums;
+  if (laplacian) sums.push_back(spatial_laplacian(ctx));
+  if (biharmonic) sums.push_back(spatial_biharmonic(ctx));
+  return TaylorPlan(std::move(vars), {partials.begin(), partials.end()}, std::move(sums));
+}
+
+TaylorPlan plan_for(const std::vector<Equation>& equations, const Context& ctx, Var coordinates) {
+  return plan_for(analyze(equations, ctx), ctx, coordinates);
+}
+
+}  // namespace jetpde::equations

@@ -1,0 +1,356 @@
+// Expansion to the core form (see expand.h): vector forms by components, Laplacians kept whole
+// where possible, derivatives of expressions by the chain rule.
+#include "equations/expand.h"
+
+#include <map>
+
+#include "autodiff/errors.h"
+
+namespace jetpde::equations {
+
+namespace {
+
+bool is_number(const Expr& e, double value) {
+  return e->kind == ExprKind::number && e->value == value;
+}
+
+// Constructors that fold the zeros and ones the rules create.
+Expr num(double v, int col) { return Expr::number(v, col); }
+
+Expr neg(const Expr& a, int col) {
+  if (a->kind == ExprKind::number) return num(-a->value, col);
+  if (a->kind == ExprKind::neg) return a->args[0];
+  return Expr::unary(ExprKind::neg, a, col);
+}
+
+Expr add(const Expr& a, const Expr& b, int col) {
+  if (is_number(a, 0)) return b;
+  if (is_number(b, 0)) return a;
+  if (a->kind == ExprKind::number && b->kind == ExprKind::number)
+    return num(a->value + b->value, col);
+  return Expr::binary(ExprKind::add, a, b, col);
+}
+
+Expr sub(const Expr& a, const Expr& b, int col) {
+  if (is_number(b, 0)) return a;
+  if (is_number(a, 0)) return neg(b, col);
+  if (a->kind == ExprKind::number && b->kind == ExprKind::number)
+    return num(a->value - b->value, col);
+  return Expr::binary(ExprKind::sub, a, b, col);
+}
+
+Expr mul(const Expr& a, const Expr& b, int col) {
+  if (is_number(a, 0) || is_number(b, 0)) return num(0, col);
+  if (is_number(a, 1)) return b;
+  if (is_number(b, 1)) return a;
+  if (is_number(a, -1)) return neg(b, col);
+  if (is_number(b, -1)) return neg(a, col);
+  if (a->kind == ExprKind::number && b->kind == ExprKind::number)
+    return num(a->value * b->value, col);
+  return Expr::binary(ExprKind::mul, a, b, col);
+}
+
+Expr quot(const Expr& a, const Expr& b, int col) {
+  if (is_number(a, 0)) return num(0, col);
+  if (is_number(b, 1)) return a;
+  return Expr::binary(ExprKind::div, a, b, col);
+}
+
+Expr power(const Expr& a, const Expr& b, int col) {
+  if (is_number(b, 1)) return a;
+  if (is_number(b, 0)) return num(1, col);
+  return Expr::binary(ExprKind::pow, a, b, col);
+}
+
+// Whether e varies with the coordinates (or is per-point data, like the normal).
+bool depends(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::coordinate:
+    case ExprKind::field:
+    case ExprKind::derivative:
+    case ExprKind::laplacian:
+    case ExprKind::normal:
+    case ExprKind::normal_component:
+    case ExprKind::grad:
+      return true;
+    default:
+      for (const Expr& a : e->args)
+        if (depends(a)) return true;
+      return false;
+  }
+}
+
+// The terms Σ c_α ∂^α of the Laplacian to the power `order` over the coordinates `dims`.
+std::map<MultiIndex, double> laplacian_terms(int order, const std::vector<int>& dims,
+                                             std::size_t num_coords) {
+  std::map<MultiIndex, double> terms{{MultiIndex(num_coords, 0), 1.0}};
+  for (int k = 0; k < order; ++k) {
+    std::map<MultiIndex, double> next;
+    for (const auto& [alpha, c] : terms)
+      for (int i : dims) {
+        MultiIndex beta = alpha;
+        beta[static_cast<std::size_t>(i)] += 2;
+        next[beta] += c;
+      }
+    terms = std::move(next);
+  }
+  return terms;
+}
+
+class Expander {
+ public:
+  Expander(const Context& ctx, const detail::Source& source)
+      : ctx_(ctx), source_(source), spatial_(ctx.spatial()) {}
+
+  Expr scalar(const Expr& e) {
+    const int col = e->column;
+    switch (e->kind) {
+      case ExprKind::neg:
+        return neg(scalar(e->args[0]), col);
+      case ExprKind::add:
+        return add(scalar(e->args[0]), scalar(e->args[1]), col);
+      case ExprKind::sub:
+        return sub(scalar(e->args[0]), scalar(e->args[1]), col);
+      case ExprKind::mul:
+        return mul(scalar(e->args[0]), scalar(e->args[1]), col);
+      case ExprKind::div:
+        return quot(scalar(e->args[0]), scalar(e->args[1]), col);
+      case ExprKind::pow:
+        return power(scalar(e->args[0]), scalar(e->args[1]), col);
+      case ExprKind::call:
+        return Expr::call(e->function, scalar(e->args[0]), col);
+      case ExprKind::diff: {
+        Expr r = scalar(e->args[0]);
+        for (std::size_t i = 0; i < e->alpha.size(); ++i)
+          for (int k = 0; k < e->alpha[i]; ++k) r = d(r, static_cast<int>(i));
+        return r;
+      }
+      case ExprKind::laplacian: {
+        Expr r = scalar(e->args[0]);
+        for (int k = 0; k < e->order; ++k) r = laplacian(r, col);
+        return r;
+      }
+      case ExprKind::divergence:
+        return divergence(e->args[0], col);
+      case ExprKind::dot: {
+        const std::vector<Expr> a = components(e->args[0]), b = components(e->args[1]);
+        Expr sum = num(0, col);
+        for (std::size_t i = 0; i < a.size(); ++i) sum = add(sum, mul(a[i], b[i], col), col);
+        return sum;
+      }
+      case ExprKind::normal:
+      case ExprKind::grad:
+      case ExprKind::vec:
+        throw InternalError("expand: a vector where the parser let through only scalars");
+      default:
+        return e;  // leaves: numbers, symbols, fields, derivatives, normal components
+    }
+  }
+
+ private:
+  // The spatial components of a vector expression, each in core form.
+  std::vector<Expr> components(const Expr& v) {
+    const int col = v->column;
+    std::vector<Expr> out;
+    const std::vector<std::string> names = ctx_.spatial_names();
+    auto each = [&](auto&& f) {
+      for (std::size_t i = 0; i < spatial_.size(); ++i) out.push_back(f(i));
+      return out;
+    };
+    switch (v->kind) {
+      case ExprKind::normal:
+        return each([&](std::size_t i) {
+          return Expr::normal_component(names[i], static_cast<int>(i), col);
+        });
+      case ExprKind::grad: {
+        const Expr s = scalar(v->args[0]);
+        return each([&](std::size_t i) { return d(s, spatial_[i]); });
+      }
+      case ExprKind::vec:
+        return each([&](std::size_t i) { return scalar(v->args[i]); });
+      case ExprKind::neg: {
+        const std::vector<Expr> a = components(v->args[0]);
+        return each([&](std::size_t i) { return neg(a[i], col); });
+      }
+      case ExprKind::add:
+      case ExprKind::sub: {
+        const std::vector<Expr> a = components(v->args[0]), b = components(v->args[1]);
+        const bool plus = v->kind == ExprKind::add;
+        return each(
+            [&](std::size_t i) { return plus ? add(a[i], b[i], col) : sub(a[i], b[i], col); });
+      }
+      case ExprKind::mul: {
+        const bool left_vector = v->args[0]->vector;
+        const std::vector<Expr> a = components(v->args[left_vector ? 0 : 1]);
+        const Expr s = scalar(v->args[left_vector ? 1 : 0]);
+        return each([&](std::size_t i) { return mul(s, a[i], col); });
+      }
+      case ExprKind::div: {
+        const std::vector<Expr> a = components(v->args[0]);
+        const Expr s = scalar(v->args[1]);
+        return each([&](std::size_t i) { return quot(a[i], s, col); });
+      }
+      default:
+        throw InternalError("expand: components of a scalar");
+    }
+  }
+
+  Expr divergence(const Expr& v, int col) {
+    switch (v->kind) {
+      case ExprKind::grad:
+        return laplacian(scalar(v->args[0]), col);
+      case ExprKind::neg:
+        return neg(divergence(v->args[0], col), col);
+      case ExprKind::add:
+        return add(divergence(v->args[0], col), divergence(v->args[1], col), col);
+      case ExprKind::sub:
+        return sub(divergence(v->args[0], col), divergence(v->args[1], col), col);
+      case ExprKind::mul: {
+        const bool left_vector = v->args[0]->vector;
+        const Expr s = scalar(v->args[left_vector ? 1 : 0]);
+        if (!depends(s)) return mul(s, divergence(v->args[left_vector ? 0 : 1], col), col);
+        break;
+      }
+      case ExprKind::div: {
+        const Expr s = scalar(v->args[1]);
+        if (!depends(s)) return quot(divergence(v->args[0], col), s, col);
+        break;
+      }
+      default:
+        break;
+    }
+    const std::vector<Expr> c = components(v);
+    Expr sum = num(0, col);
+    for (std::size_t i = 0; i < c.size(); ++i) sum = add(sum, d(c[i], spatial_[i]), col);
+    return sum;
+  }
+
+  // The Laplacian of a core expression.
+  Expr laplacian(const Expr& e, int col) {
+    switch (e->kind) {
+      case ExprKind::field:
+        return Expr::laplacian(e, 1, col);
+      case ExprKind::laplacian:
+        if (e->order == 1) return Expr::laplacian(e->args[0], 2, col);
+        break;
+      case ExprKind::neg:
+        return neg(laplacian(e->args[0], col), col);
+      case ExprKind::add:
+        return add(laplacian(e->args[0], col), laplacian(e->args[1], col), col);
+      case ExprKind::sub:
+        return sub(laplacian(e->args[0], col), laplacian(e->args[1], col), col);
+      case ExprKind::mul:
+        if (!depends(e->args[0])) return mul(e->args[0], laplacian(e->args[1], col), col);
+        if (!depends(e->args[1])) return mul(laplacian(e->args[0], col), e->args[1], col);
+        break;
+      case ExprKind::div:
+        if (!depends(e->args[1])) return quot(laplacian(e->args[0], col), e->args[1], col);
+        break;
+      default:
+        break;
+    }
+    Expr sum = num(0, col);
+    for (int i : spatial_) sum = add(sum, d(d(e, i), i), col);
+    return sum;
+  }
+
+  // ∂e/∂x_i of a core expression: the chain and product rules.
+  Expr d(const Expr& e, int i) {
+    const int col = e->column;
+    if (e->kind == ExprKind::normal_component)
+      detail::fail(source_, col,
+                   "the normal n has no derivative: it is data given per boundary point");
+    if (!depends(e)) return num(0, col);
+    const std::size_t num_coords = ctx_.coordinate_names().size();
+    switch (e->kind) {
+      case ExprKind::coordinate:
+        return num(e->index == i ? 1 : 0, col);
+      case ExprKind::field:
+      case ExprKind::derivative: {
+        MultiIndex alpha = e->alpha.empty() ? MultiIndex(num_coords, 0) : e->alpha;
+        ++alpha[static_cast<std::size_t>(i)];
+        return Expr::derivative(e->name, e->index, alpha, ctx_.coordinate_names(), col);
+      }
+      case ExprKind::laplacian: {  // of a field: its terms, each one order higher
+        const Expr& f = e->args[0];
+        Expr sum = num(0, col);
+        for (const auto& [term_alpha, c] : laplacian_terms(e->order, spatial_, num_coords)) {
+          MultiIndex alpha = term_alpha;
+          ++alpha[static_cast<std::size_t>(i)];
+          const Expr term =
+              Expr::derivative(f->name, f->index, alpha, ctx_.coordinate_names(), col);
+          sum = add(sum, mul(num(c, col), term, col), col);
+        }
+        return sum;
+      }
+      case ExprKind::neg:
+        return neg(d(e->args[0], i), col);
+      case ExprKind::add:
+        return add(d(e->args[0], i), d(e->args[1], i), col);
+      case ExprKind::sub:
+        return sub(d(e->args[0], i), d(e->args[1], i), col);
+      case ExprKind::mul: {
+        const Expr &a = e->args[0], &b = e->args[1];
+        return add(mul(d(a, i), b, col), mul(a, d(b, i), col), col);
+      }
+      case ExprKind::div: {
+        const Expr &a = e->args[0], &b = e->args[1];
+        return sub(quot(d(a, i), b, col), quot(mul(a, d(b, i), col), mul(b, b, col), col), col);
+      }
+      case ExprKind::pow:
+        return d_pow(e, i);
+      case ExprKind::call:
+        return d_call(e, i);
+      default:
+        throw InternalError("expand: derivative of a node outside the core form");
+    }
+  }
+
+  Expr d_pow(const Expr& e, int i) {
+    const int col = e->column;
+    const Expr &a = e->args[0], &b = e->args[1];
+    double c = 0.0;
+    if (constant_value(b, &c))  // (a^c)' = c a^(c-1) a'
+      return mul(mul(num(c, col), power(a, num(c - 1, col), col), col), d(a, i), col);
+    // (a^b)' = a^b (b' log a + b a'/a)
+    const Expr rate = add(mul(d(b, i), Expr::call(Function::log, a, col), col),
+                          quot(mul(b, d(a, i), col), a, col), col);
+    return mul(e, rate, col);
+  }
+
+  Expr d_call(const Expr& e, int i) {
+    const int col = e->column;
+    const Expr& a = e->args[0];
+    const Expr da = d(a, i);
+    auto f = [&](Function fn) { return Expr::call(fn, a, col); };
+    switch (e->function) {
+      case Function::sin:
+        return mul(f(Function::cos), da, col);
+      case Function::cos:
+        return neg(mul(f(Function::sin), da, col), col);
+      case Function::exp:
+        return mul(e, da, col);
+      case Function::log:
+        return quot(da, a, col);
+      case Function::tanh:
+        return mul(sub(num(1, col), power(e, num(2, col), col), col), da, col);
+      case Function::sqrt:
+        return quot(da, mul(num(2, col), e, col), col);
+      case Function::abs:  // sign(a) a', written a/|a| a'
+        return mul(quot(a, e, col), da, col);
+    }
+    throw InternalError("expand: unknown function");
+  }
+
+  const Context& ctx_;
+  const detail::Source& source_;
+  std::vector<int> spatial_;
+};
+
+}  // namespace
+
+Expr expand(const Expr& e, const Context& ctx, const detail::Source& source) {
+  return Expander(ctx, source).scalar(e);
+}
+
+}  // namespace jetpde::equations
