@@ -1,0 +1,402 @@
+#include "solvers/problem.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "autodiff/errors.h"
+#include "autodiff/ops.h"
+#include "autodiff/taylor.h"
+#include "equations/analysis.h"
+#include "equations/lower.h"
+#include "equations/parser.h"
+#include "geometry/boundary.h"
+#include "nn/detail/names.h"
+
+namespace jetpde::solvers {
+namespace {
+
+constexpr std::array<std::pair<Condition::Kind, const char*>, 8> kKinds{{
+    {Condition::Kind::dirichlet, "dirichlet"},
+    {Condition::Kind::neumann, "neumann"},
+    {Condition::Kind::robin, "robin"},
+    {Condition::Kind::periodic, "periodic"},
+    {Condition::Kind::initial_value, "initial_value"},
+    {Condition::Kind::initial_rate, "initial_rate"},
+    {Condition::Kind::data, "data"},
+    {Condition::Kind::residual, "residual"},
+}};
+
+std::string number(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Input leaf names of condition k.
+std::string points_name(std::size_t k) { return "condition" + std::to_string(k); }
+std::string normals_name(std::size_t k) { return points_name(k) + "_normals"; }
+std::string upper_name(std::size_t k) { return points_name(k) + "_upper"; }
+std::string values_name(std::size_t k) { return points_name(k) + "_values"; }
+constexpr const char* kInterior = "interior";
+
+std::uint64_t term_seed(std::uint64_t seed, std::size_t term) {
+  return seed * 0x9e3779b97f4a7c15ULL + 1000003ULL * (term + 1);
+}
+
+bool uses_normals(Condition::Kind kind) {
+  return kind == Condition::Kind::neumann || kind == Condition::Kind::robin ||
+         kind == Condition::Kind::residual;
+}
+
+}  // namespace
+
+Condition::Kind condition_kind_from_name(const std::string& name) {
+  return nn::detail::from_name<Condition::Kind>(kKinds, name, "condition");
+}
+
+std::string condition_kind_name(Condition::Kind kind) {
+  return nn::detail::name_of<Condition::Kind>(kKinds, kind);
+}
+
+Problem::~Problem() = default;
+
+MatrixD Problem::interior_points(std::uint64_t seed) const {
+  geometry::SampleOptions o = spec_.sampling;
+  o.seed = term_seed(seed, 0);
+  MatrixD p =
+      geometry::sample_interior(*spec_.domain, static_cast<std::size_t>(spec_.interior_points), o)
+          .points;
+  const int chunks = spec_.time_chunks;
+  if (chunks > 1) {
+    // Ordered by time, and cut to a multiple of the chunk count (a grid gives about n points).
+    const int t = spec_.context.time_index();
+    std::vector<Eigen::Index> order(static_cast<std::size_t>(p.rows()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](Eigen::Index a, Eigen::Index b) { return p(a, t) < p(b, t); });
+    const Eigen::Index rows = p.rows() - p.rows() % chunks;
+    MatrixD sorted(rows, p.cols());
+    for (Eigen::Index i = 0; i < rows; ++i)
+      sorted.row(i) = p.row(order[static_cast<std::size_t>(i)]);
+    p = std::move(sorted);
+  }
+  return p;
+}
+
+void Problem::sample_condition(const Condition& c, std::size_t k, std::uint64_t seed,
+                               Bindings& out) const {
+  using Kind = Condition::Kind;
+  geometry::SampleOptions o = spec_.sampling;
+  o.seed = term_seed(seed, k + 1);
+  const auto n = static_cast<std::size_t>(c.points);
+  if (c.kind == Kind::data) {
+    out[points_name(k)] = c.data_points;
+    out[values_name(k)] = c.data_values;
+    return;
+  }
+  if (c.kind == Kind::periodic) {
+    const int ci = spec_.domain->coordinate_index(c.coordinate);
+    const geometry::Bounds b = spec_.domain->bounds();
+    const geometry::PointSet lo = geometry::sample_boundary(
+        *spec_.domain, n, o, c.coordinate + " == " + number(b.lo[static_cast<std::size_t>(ci)]));
+    MatrixD hi = lo.points;
+    hi.col(ci).setConstant(b.hi[static_cast<std::size_t>(ci)]);
+    out[points_name(k)] = lo.points;
+    out[upper_name(k)] = hi;
+    return;
+  }
+  const bool initial = c.kind == Kind::initial_value || c.kind == Kind::initial_rate;
+  const std::string on = initial ? "initial" : c.on;
+  const geometry::PointSet s =
+      geometry::sample_boundary(*spec_.domain, n, o,
+                                on.empty() ? geometry::BoundaryPiece::whole()
+                                           : geometry::BoundaryPiece::parse(*spec_.domain, on));
+  out[points_name(k)] = s.points;
+  if (uses_normals(c.kind)) {
+    // Normals over the spatial coordinates (time products add a time component: dropped).
+    const std::vector<int> spatial = spec_.context.spatial();
+    MatrixD normals(s.normals.rows(), static_cast<Eigen::Index>(spatial.size()));
+    for (std::size_t j = 0; j < spatial.size(); ++j)
+      normals.col(static_cast<Eigen::Index>(j)) = s.normals.col(spatial[j]);
+    out[normals_name(k)] = normals;
+  }
+}
+
+Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
+  using Kind = Condition::Kind;
+  if (!spec_.domain) throw UserError("problem: no domain");
+  const equations::Context& ctx = spec_.context;
+  if (ctx.coordinate_names() != spec_.domain->coordinate_names())
+    throw UserError("problem: the equations' coordinates (" + joined(ctx.coordinate_names()) +
+                    ") differ from the domain's (" + joined(spec_.domain->coordinate_names()) +
+                    ", " + spec_.domain->describe() + ")");
+  if (ctx.field_names().empty()) throw UserError("problem: no fields");
+  if (spec_.equations.empty()) throw UserError("problem: no equations");
+  if (!spec_.equation_names.empty() && spec_.equation_names.size() != spec_.equations.size())
+    throw UserError("problem: " + std::to_string(spec_.equation_names.size()) +
+                    " equation names for " + std::to_string(spec_.equations.size()) + " equations");
+  if (!spec_.equation_weights.empty() && spec_.equation_weights.size() != spec_.equations.size())
+    throw UserError("problem: " + std::to_string(spec_.equation_weights.size()) +
+                    " equation weights for " + std::to_string(spec_.equations.size()) +
+                    " equations");
+  if (spec_.interior_points < 1) throw UserError("problem: interior_points must be positive");
+  if (spec_.time_chunks < 1) throw UserError("problem: time_chunks must be at least 1");
+  if (spec_.time_chunks > 1 && ctx.time_index() < 0)
+    throw UserError("problem: time_chunks needs a time coordinate");
+
+  compile_ = compiler::CompileOptions::from_environment();
+  compile_.pipeline.precision = spec_.precision;
+  compile_.backend = spec_.backend;
+
+  graph_ = std::make_unique<Graph>(DType::f64);
+  Graph& g = *graph_;
+  const int dim = static_cast<int>(ctx.coordinate_names().size());
+  nn::NetworkSpec net = spec_.network;
+  net.inputs = dim;
+  net.outputs = static_cast<int>(ctx.field_names().size());
+  network_ = std::make_unique<nn::Network>(g, net);
+
+  // The point sets, sampled once now (their counts fix the graph's shapes).
+  Bindings points;
+  points[kInterior] = interior_points(spec_.sampling.seed);
+  for (std::size_t k = 0; k < spec_.conditions.size(); ++k) {
+    const Condition& c = spec_.conditions[k];
+    const std::string label = "condition " + std::to_string(k + 1) + " (" +
+                              condition_kind_name(c.kind) +
+                              (c.name.empty() ? "" : " '" + c.name + "'") + ")";
+    if (c.kind != Kind::residual && ctx.field_index(c.field) < 0)
+      throw UserError(label + ": unknown field '" + c.field +
+                      "' (fields: " + joined(ctx.field_names()) + ")");
+    if ((c.kind == Kind::initial_value || c.kind == Kind::initial_rate) && ctx.time_index() < 0)
+      throw UserError(label + ": an initial condition needs a time coordinate");
+    if (c.kind == Kind::data) {
+      if (c.data_points.cols() != dim || c.data_points.rows() < 1 ||
+          c.data_values.rows() != c.data_points.rows() || c.data_values.cols() != 1)
+        throw UserError(label + ": data needs points [m, " + std::to_string(dim) +
+                        "] and values [m, 1] with m >= 1");
+    } else if (c.points < 1) {
+      throw UserError(label + ": points must be positive");
+    }
+    if (c.kind == Kind::periodic) {
+      if (ctx.coordinate_index(c.coordinate) < 0)
+        throw UserError(label + ": unknown coordinate '" + c.coordinate +
+                        "' (coordinates: " + joined(ctx.coordinate_names()) + ")");
+      if (!spec_.domain->is_box())
+        throw UserError(label + ": periodic conditions need an axis-aligned box domain, not " +
+                        spec_.domain->describe());
+      if (c.derivatives < 0) throw UserError(label + ": derivatives must not be negative");
+    }
+    try {
+      sample_condition(c, k, spec_.sampling.seed, points);
+    } catch (const UserError& e) {
+      throw UserError(label + ": " + e.what());
+    }
+  }
+
+  // The graph: every term's residual from its own points and Taylor plan.
+  const auto residuals_on = [&](Var at, const std::vector<equations::Equation>& eqs, Var normal) {
+    Taylor taylor(equations::plan_for(eqs, ctx, at));
+    return equations::lower(eqs, ctx,
+                            {.coordinates = at,
+                             .outputs = (*network_)(at),
+                             .normal = normal,
+                             .param_prefix = spec_.param_prefix},
+                            taylor);
+  };
+  const auto input_like = [&](const std::string& name) {
+    const MatrixD& m = points.at(name);
+    return g.input(name, {m.rows(), m.cols()});
+  };
+  std::vector<LossTerm> terms;
+  std::vector<double> weights;
+  const Var interior = input_like(kInterior);
+  const std::vector<equations::Equation> pde = equations::parse_all(spec_.equations, ctx);
+  const std::vector<Var> r = residuals_on(interior, pde, Var{});
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    const std::string name = !spec_.equation_names.empty() ? spec_.equation_names[e]
+                             : r.size() == 1               ? "pde"
+                                                           : "pde" + std::to_string(e + 1);
+    terms.push_back({name, r[e], spec_.time_chunks});
+    weights.push_back(spec_.equation_weights.empty() ? 1.0 : spec_.equation_weights[e]);
+  }
+  for (std::size_t k = 0; k < spec_.conditions.size(); ++k) {
+    const Condition& c = spec_.conditions[k];
+    const std::string f = "(" + c.field + ")", gv = "(" + c.value + ")";
+    std::string name = c.name.empty()
+                           ? condition_kind_name(c.kind) + "_" +
+                                 (c.kind == Kind::residual ? std::to_string(k + 1) : c.field)
+                           : c.name;
+    const Var at = input_like(points_name(k));
+    Var residual;
+    try {
+      switch (c.kind) {
+        case Kind::data:
+          residual = col((*network_)(at), ctx.field_index(c.field)) - input_like(values_name(k));
+          break;
+        case Kind::periodic: {
+          const Var upper = input_like(upper_name(k));
+          std::vector<std::string> texts;
+          for (int d = 0; d <= c.derivatives; ++d)
+            texts.push_back(d == 0 ? c.field
+                                   : "d(" + c.field + ", " + c.coordinate + ", " +
+                                         std::to_string(d) + ")");
+          const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
+          const std::vector<Var> a = residuals_on(at, eqs, Var{}),
+                                 b = residuals_on(upper, eqs, Var{});
+          std::vector<Var> diffs;
+          for (std::size_t d = 0; d < a.size(); ++d) diffs.push_back(a[d] - b[d]);
+          residual = diffs.size() == 1 ? diffs[0] : concat_cols(diffs);
+          break;
+        }
+        default: {
+          std::string text;
+          switch (c.kind) {
+            case Kind::dirichlet:
+            case Kind::initial_value:
+              text = f + " - " + gv;
+              break;
+            case Kind::neumann:
+              text = "dot(n, grad" + f + ") - " + gv;
+              break;
+            case Kind::robin:
+              text = number(c.alpha) + "*" + f + " + " + number(c.beta) + "*dot(n, grad" + f +
+                     ") - " + gv;
+              break;
+            case Kind::initial_rate:
+              text = "d(" + c.field + ", " +
+                     ctx.coordinate_names()[static_cast<std::size_t>(ctx.time_index())] +
+                     ", 1) - " + gv;
+              break;
+            default:
+              text = c.expression;
+          }
+          const std::vector<equations::Equation> eqs{equations::parse(text, ctx, name)};
+          const Var normal = points.count(normals_name(k)) ? input_like(normals_name(k)) : Var{};
+          residual = residuals_on(at, eqs, normal)[0];
+        }
+      }
+    } catch (const UserError& e) {
+      throw UserError("condition " + std::to_string(k + 1) + " ('" + name + "'): " + e.what());
+    }
+    terms.push_back({name, residual, 1});
+    weights.push_back(c.weight);
+  }
+
+  params_ = network_->params();
+  for (const equations::Symbol* s : ctx.symbols(equations::SymbolKind::param)) {
+    params_.push_back(g.param(spec_.param_prefix + s->name, {1, 1}));
+    pde_params_.push_back(s->name);
+  }
+  objective_ = std::make_unique<Objective>(std::move(terms), params_, compile_);
+  objective_->set_inputs(points);
+  std::vector<double> slot_weights;
+  for (int s = 0; s < objective_->slots(); ++s) {
+    const int t = objective_->slot_term()[static_cast<std::size_t>(s)];
+    const int chunks = objective_->terms()[static_cast<std::size_t>(t)].chunks;
+    slot_weights.push_back(weights[static_cast<std::size_t>(t)] / chunks);
+  }
+  objective_->set_weights(slot_weights);
+}
+
+Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
+  Bindings b = network_->init(seed);
+  for (const auto& [name, value] : equations::initial_params(spec_.context, spec_.param_prefix))
+    b[name] = value;
+  return objective_->layout().flatten(b);
+}
+
+double Problem::param(const Eigen::VectorXd& theta, const std::string& name) const {
+  for (const auto& e : objective_->layout().entries())
+    if (e.name == spec_.param_prefix + name) return theta[e.offset];
+  throw UserError("problem: no trainable constant '" + name + "' (trainable: " +
+                  (pde_params_.empty() ? std::string("none") : joined(pde_params_)) + ")");
+}
+
+MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
+  const auto dim = static_cast<Eigen::Index>(spec_.context.coordinate_names().size());
+  if (at.cols() != dim)
+    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
+                    joined(spec_.context.coordinate_names()) + "), got " +
+                    std::to_string(at.cols()));
+  auto& exe = evaluators_[at.rows()];
+  const std::string name = "evaluate" + std::to_string(at.rows());
+  if (!exe) {
+    const std::vector<Var> out{(*network_)(graph_->input(name, {at.rows(), dim}))};
+    exe = std::make_unique<compiler::Executable>(out, compile_);
+  }
+  for (const auto& [n, value] : objective_->layout().unflatten(theta)) exe->set(n, value);
+  exe->set(name, at);
+  exe->run();
+  return exe->output(0);
+}
+
+Bindings Problem::resample(std::uint64_t seed) const {
+  Bindings out;
+  out[kInterior] = interior_points(seed);
+  for (std::size_t k = 0; k < spec_.conditions.size(); ++k)
+    if (spec_.conditions[k].kind != Condition::Kind::data)
+      sample_condition(spec_.conditions[k], k, seed, out);
+  return out;
+}
+
+Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates,
+                                    std::uint64_t seed, double k, double c) {
+  const auto n = static_cast<Eigen::Index>(objective_->terms()[0].residual.shape().rows);
+  if (candidates < n)
+    throw UserError("problem: adaptive sampling needs at least as many candidates (" +
+                    std::to_string(candidates) + ") as interior points (" + std::to_string(n) +
+                    ")");
+  geometry::SampleOptions o = spec_.sampling;
+  o.seed = term_seed(seed, 0) ^ 0x5bd1e995ULL;
+  const MatrixD pool =
+      geometry::sample_interior(*spec_.domain, static_cast<std::size_t>(candidates), o).points;
+  if (!candidate_residual_ || candidate_rows_ != pool.rows()) {
+    const Var at = graph_->input("candidates", {pool.rows(), pool.cols()});
+    const std::vector<equations::Equation> eqs{equations::parse(spec_.equations[0], spec_.context)};
+    Taylor taylor(equations::plan_for(eqs, spec_.context, at));
+    const std::vector<Var> out{equations::lower(
+        eqs[0], spec_.context,
+        {.coordinates = at, .outputs = (*network_)(at), .param_prefix = spec_.param_prefix},
+        taylor)};
+    candidate_residual_ = std::make_unique<compiler::Executable>(out, compile_);
+    candidate_rows_ = pool.rows();
+  }
+  for (const auto& [name, value] : objective_->layout().unflatten(theta))
+    candidate_residual_->set(name, value);
+  candidate_residual_->set("candidates", pool);
+  candidate_residual_->run();
+  const MatrixD r = candidate_residual_->output(0).abs().pow(k);
+  const double mean = r.mean();
+  // Weighted sampling without replacement (Efraimidis & Spirakis): the n largest u^(1/w).
+  std::mt19937_64 rng(o.seed + 1);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<std::pair<double, Eigen::Index>> keys;
+  for (Eigen::Index i = 0; i < pool.rows(); ++i) {
+    const double w = (mean > 0 ? r(i, 0) / mean : 0.0) + c;
+    keys.push_back({std::log(uniform(rng)) / std::max(w, 1e-300), i});
+  }
+  std::partial_sort(keys.begin(), keys.begin() + n, keys.end(),
+                    [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Eigen::Index> chosen;
+  for (Eigen::Index i = 0; i < n; ++i) chosen.push_back(keys[static_cast<std::size_t>(i)].second);
+  const int t = spec_.context.time_index();
+  if (spec_.time_chunks > 1)
+    std::stable_sort(chosen.begin(), chosen.end(),
+                     [&](Eigen::Index a, Eigen::Index b) { return pool(a, t) < pool(b, t); });
+  MatrixD picked(n, pool.cols());
+  for (Eigen::Index i = 0; i < n; ++i)
+    picked.row(i) = pool.row(chosen[static_cast<std::size_t>(i)]);
+  return {{kInterior, picked}};
+}
+
+}  // namespace jetpde::solvers

@@ -1,0 +1,140 @@
+// A PINN problem declared as mathematics and assembled into one compiled training step
+// (DESIGN.md section 9): a domain, fields and equations, conditions on boundary pieces, initial
+// conditions, data, and a network. Every condition is an equation evaluated on its own sampled
+// points, lowered through its own Taylor plan into the same graph.
+//
+//   solvers::ProblemSpec spec;
+//   spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);       // x, t
+//   spec.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / pi);
+//   spec.equations = {"u_t + u*u_x - nu*u_xx"};
+//   spec.conditions = {
+//       {.kind = solvers::Condition::Kind::initial_value, .value = "-sin(pi*x)"},
+//       {.kind = solvers::Condition::Kind::dirichlet, .on = "spatial", .value = "0"}};
+//   spec.network.hidden = {20, 20, 20, 20};
+//   solvers::Problem problem(spec);
+//   Eigen::VectorXd theta = problem.initial_theta(/*seed=*/0);
+//   solvers::Trainer trainer(problem.objective(), stages);
+//   trainer.train(theta);
+//   MatrixD u = problem.evaluate(theta, points);          // fields at any points
+//
+// Conditions (residual = 0 on the condition's points; `value` is an expression g of the
+// coordinates, constants and parameters):
+//   dirichlet      u - g                                  on piece `on` ("" = whole boundary)
+//   neumann        dot(n, grad(u)) - g                    (n: the outward unit normal)
+//   robin          alpha u + beta dot(n, grad(u)) - g
+//   initial_value  u - g                                  on the time product's initial face
+//   initial_rate   u_t - g                                on the initial face
+//   periodic       d^k u/dc^k (lower face) - d^k u/dc^k (upper face), k = 0..derivatives, for
+//                  coordinate c of an axis-aligned domain: points paired across the two faces
+//   data           u(points) - values                    (inverse problems; no sampling)
+//   residual       any expression = 0 on the piece (e.g. "u_x + u")
+// Trainable constants are Context params: graph params named param_prefix + name, trained with
+// the network (the Objective's parameters include them).
+#pragma once
+
+#include <Eigen/Core>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autodiff/interpreter.h"
+#include "autodiff/ir.h"
+#include "compiler/executable.h"
+#include "equations/context.h"
+#include "geometry/geometry.h"
+#include "geometry/sampler.h"
+#include "nn/network.h"
+#include "solvers/objective.h"
+
+namespace jetpde::solvers {
+
+struct Condition {
+  enum class Kind {
+    dirichlet,
+    neumann,
+    robin,
+    periodic,
+    initial_value,
+    initial_rate,
+    data,
+    residual
+  };
+  Kind kind = Kind::dirichlet;
+  std::string name;                // the loss term's name; default: the kind and the field
+  std::string field = "u";         // the field it constrains (all but residual)
+  std::string on;                  // boundary piece: a name or a predicate; "" = the whole boundary
+  std::string value = "0";         // g
+  double alpha = 1.0, beta = 1.0;  // robin
+  std::string coordinate;          // periodic
+  int derivatives = 0;             // periodic: orders 0..derivatives are matched
+  std::string expression;          // residual
+  int points = 256;                // sampled points (periodic: pairs); data: ignored
+  double weight = 1.0;             // initial loss weight
+  MatrixD data_points, data_values;  // data: [m, coordinates] and [m, 1]
+};
+Condition::Kind condition_kind_from_name(const std::string& name);  // UserError naming the known
+std::string condition_kind_name(Condition::Kind kind);
+
+struct ProblemSpec {
+  geometry::GeometryPtr domain;  // its coordinate names are the context's coordinates, in order
+  equations::Context context;
+  std::vector<std::string> equations;       // residuals in the interior, one loss term each
+  std::vector<std::string> equation_names;  // optional, one per equation (default pde, pde2, ...)
+  int interior_points = 2048;
+  std::vector<double> equation_weights;  // optional, one per equation (default 1)
+  std::vector<Condition> conditions;
+  nn::NetworkSpec network;  // inputs and outputs are set from the context
+  geometry::SampleOptions sampling;
+  int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
+  compiler::PrecisionPolicy precision = compiler::PrecisionPolicy::fp32;
+  compiler::Backend backend = compiler::Backend::cpu;
+  std::string param_prefix = "pde_";
+};
+
+class Problem {
+ public:
+  // Samples every point set, builds the graph, compiles the objective. UserError, naming the
+  // condition or equation, for anything that does not fit: coordinates that differ from the
+  // domain's, an unknown field, an empty boundary piece, an initial condition without time, a
+  // periodic coordinate the domain is not a box in, data of the wrong shape.
+  explicit Problem(ProblemSpec spec);
+  ~Problem();
+
+  Objective& objective() { return *objective_; }
+  const nn::Network& network() const { return *network_; }
+  const ProblemSpec& spec() const { return spec_; }
+  // The network's initial parameters from `seed`, and the trainable constants' initial values.
+  Eigen::VectorXd initial_theta(std::uint64_t seed) const;
+  // A trainable constant's value in theta.
+  double param(const Eigen::VectorXd& theta, const std::string& name) const;
+  // The fields at `points` [m, coordinates] -> [m, fields] (one compiled program per m).
+  MatrixD evaluate(const Eigen::VectorXd& theta, const MatrixD& points);
+  // Every sampled point set drawn again with `seed` (same counts): bind with
+  // objective().set_inputs. Data points are not resampled.
+  Bindings resample(std::uint64_t seed) const;
+  // Residual-based adaptive sampling (Wu et al. 2023, RAD): `candidates` interior points drawn
+  // with `seed`, the interior points then drawn from them with probability proportional to
+  // |r|^k / mean |r|^k + c, r the first equation's residual there.
+  Bindings adaptive_interior(const Eigen::VectorXd& theta, int candidates, std::uint64_t seed,
+                             double k = 1.0, double c = 1.0);
+
+ private:
+  struct PointSet;
+  MatrixD interior_points(std::uint64_t seed) const;
+  void sample_condition(const Condition& c, std::size_t index, std::uint64_t seed,
+                        Bindings& out) const;
+
+  ProblemSpec spec_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<nn::Network> network_;
+  std::vector<Var> params_;
+  std::vector<std::string> pde_params_;  // trainable constants, by name
+  std::unique_ptr<Objective> objective_;
+  std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
+  std::unique_ptr<compiler::Executable> candidate_residual_;
+  std::int64_t candidate_rows_ = 0;
+  compiler::CompileOptions compile_;
+};
+
+}  // namespace jetpde::solvers
