@@ -9,6 +9,7 @@
 #   BENCH_WORKLOADS="burgers order6"  only these, everywhere    BENCH_ARGS  more jetpde_bench options
 #   BENCH_THREADS=2  the peers' threads    BENCH_REPS=5  timed steps, everywhere (after one warm-up)
 #   BENCH_PEERS=0    jetpde_bench alone    BENCH_BF16=0  no second jetpde run with --precision bf16
+#   BENCH_ACCURACY=0 no accuracy runs (jetpde_accuracy: the PINN solvers' cases, full budgets)
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -17,6 +18,7 @@ BENCH_PEERS=${BENCH_PEERS:-1}
 BENCH_SHARED=${BENCH_SHARED:-../shared/bench}
 BENCH_ARGS=${BENCH_ARGS:-}
 BENCH_BF16=${BENCH_BF16:-1}
+BENCH_ACCURACY=${BENCH_ACCURACY:-1}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -61,4 +63,9 @@ $run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $bf16_json $torch_
   --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
   failed="$failed compare.py"
 rm -f "$out"/*.rc
+if [ "${BENCH_ACCURACY}" != 0 ]; then
+  echo; echo "== accuracy: ${BUILD_DIR}/bench/accuracy/jetpde_accuracy --data ${BENCH_SHARED}/../data --json $out/accuracy.json"
+  $run ${BUILD_DIR}/bench/accuracy/jetpde_accuracy --data "${BENCH_SHARED}/../data" \
+    --json "$out/accuracy.json" || failed="$failed jetpde_accuracy"
+fi
 if [ -n "$failed" ]; then echo "bench: failed:$failed"; exit 1; fi
