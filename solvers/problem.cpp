@@ -13,6 +13,7 @@
 #include "equations/analysis.h"
 #include "equations/lower.h"
 #include "equations/parser.h"
+#include "geometry/ball.h"
 #include "geometry/boundary.h"
 #include "nn/detail/names.h"
 
@@ -56,6 +57,77 @@ std::uint64_t term_seed(std::uint64_t seed, std::size_t term) {
 bool uses_normals(Condition::Kind kind) {
   return kind == Condition::Kind::neumann || kind == Condition::Kind::robin ||
          kind == Condition::Kind::residual;
+}
+
+// D for a hard constraint on the pieces `on` (comma-separated; see HardConstraint).
+std::string automatic_distance(const geometry::Geometry& g, const equations::Context& ctx,
+                               const std::string& on) {
+  const geometry::Bounds b = g.bounds();
+  const std::vector<std::string>& names = ctx.coordinate_names();
+  const auto face = [&](std::size_t c, bool upper) {
+    const std::string x = names[c], lo = number(b.lo[c]), hi = number(b.hi[c]),
+                      len = number(b.hi[c] - b.lo[c]);
+    return upper ? "((" + hi + " - " + x + ")/" + len + ")"
+                 : "((" + x + " - " + lo + ")/" + len + ")";
+  };
+  const auto slab = [&](std::size_t c) {  // (x - lo)(hi - x) / (L/2)^2: 1 at the middle
+    const double half = 0.5 * (b.hi[c] - b.lo[c]);
+    return "((" + names[c] + " - " + number(b.lo[c]) + ")*(" + number(b.hi[c]) + " - " + names[c] +
+           ")/" + number(half * half) + ")";
+  };
+  std::string product;
+  const auto times = [&](const std::string& factor) {
+    product += (product.empty() ? "" : "*") + factor;
+  };
+  std::string rest = on;
+  do {
+    const std::size_t comma = rest.find(',');
+    std::string piece = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    piece.erase(0, piece.find_first_not_of(' '));
+    piece.erase(piece.find_last_not_of(' ') + 1);
+    if (const auto* ball = dynamic_cast<const geometry::Ball*>(&g); ball && piece.empty()) {
+      std::string r2;
+      for (std::size_t c = 0; c < names.size(); ++c)
+        r2 += " - (" + names[c] + " - " + number(ball->center()[c]) + ")^2";
+      times("((" + number(ball->radius() * ball->radius()) + r2 + ")/" +
+            number(ball->radius() * ball->radius()) + ")");
+      continue;
+    }
+    if (!g.is_box())
+      throw UserError("no automatic distance on " + g.describe() +
+                      " (boxes, time products of boxes, disks and spheres have one): give "
+                      "`distance`");
+    const int time = ctx.time_index();
+    if (piece.empty() || piece == "spatial") {
+      for (std::size_t c = 0; c < names.size(); ++c)
+        if (piece.empty() || static_cast<int>(c) != time) times(slab(c));
+      continue;
+    }
+    if (piece == "initial" || piece == "final") {
+      if (time < 0) throw UserError("no time coordinate for the piece '" + piece + "'");
+      times(face(static_cast<std::size_t>(time), piece == "final"));
+      continue;
+    }
+    // A face by name: the patch that answers to it also answers to <coordinate>_min or _max.
+    bool found = false;
+    for (const geometry::BoundaryPatch& patch : g.boundary_patches()) {
+      if (std::find(patch.names.begin(), patch.names.end(), piece) == patch.names.end()) continue;
+      for (std::size_t c = 0; c < names.size() && !found; ++c)
+        for (const bool upper : {false, true})
+          if (std::find(patch.names.begin(), patch.names.end(),
+                        names[c] + (upper ? "_max" : "_min")) != patch.names.end()) {
+            times(face(c, upper));
+            found = true;
+            break;
+          }
+      if (found) break;
+    }
+    if (!found)
+      throw UserError("no boundary piece '" + piece + "' on " + g.describe() +
+                      " (pieces: " + joined(g.piece_names()) + ")");
+  } while (!rest.empty());
+  return product;
 }
 
 }  // namespace
@@ -165,6 +237,30 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
   net.inputs = dim;
   net.outputs = static_cast<int>(ctx.field_names().size());
   network_ = std::make_unique<nn::Network>(g, net);
+  hard_value_.assign(ctx.field_names().size(), "");
+  hard_distance_.assign(ctx.field_names().size(), "");
+  for (std::size_t h = 0; h < spec_.hard_constraints.size(); ++h) {
+    const HardConstraint& hc = spec_.hard_constraints[h];
+    const std::string label = "hard constraint " + std::to_string(h + 1) + " on '" + hc.field + "'";
+    const int f = ctx.field_index(hc.field);
+    if (f < 0)
+      throw UserError(label + ": unknown field (fields: " + joined(ctx.field_names()) + ")");
+    if (!hard_value_[static_cast<std::size_t>(f)].empty())
+      throw UserError(label + ": the field has a hard constraint already");
+    try {
+      hard_distance_[static_cast<std::size_t>(f)] =
+          hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on) : hc.distance;
+      // Both must parse as field-free expressions.
+      for (const std::string& text : {hc.value, hard_distance_[static_cast<std::size_t>(f)]}) {
+        const equations::Equation e = equations::parse(text, ctx);
+        if (!equations::analyze(e, ctx).fields.empty())
+          throw UserError("'" + text + "' uses a field: g and D depend on coordinates only");
+      }
+    } catch (const UserError& e) {
+      throw UserError(label + ": " + e.what());
+    }
+    hard_value_[static_cast<std::size_t>(f)] = "(" + hc.value + ")";
+  }
 
   // The point sets, sampled once now (their counts fix the graph's shapes).
   Bindings points;
@@ -208,7 +304,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     Taylor taylor(equations::plan_for(eqs, ctx, at));
     return equations::lower(eqs, ctx,
                             {.coordinates = at,
-                             .outputs = (*network_)(at),
+                             .outputs = fields_at(at),
                              .normal = normal,
                              .param_prefix = spec_.param_prefix},
                             taylor);
@@ -241,7 +337,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     try {
       switch (c.kind) {
         case Kind::data:
-          residual = col((*network_)(at), ctx.field_index(c.field)) - input_like(values_name(k));
+          residual = col(fields_at(at), ctx.field_index(c.field)) - input_like(values_name(k));
           break;
         case Kind::periodic: {
           const Var upper = input_like(upper_name(k));
@@ -308,6 +404,34 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
   objective_->set_weights(slot_weights);
 }
 
+Var Problem::fields_at(Var at) {
+  const Var raw = (*network_)(at);
+  const equations::Context& ctx = spec_.context;
+  std::vector<std::string> texts;
+  for (std::size_t f = 0; f < hard_value_.size(); ++f)
+    if (!hard_value_[f].empty()) {
+      texts.push_back(hard_value_[f]);
+      texts.push_back(hard_distance_[f]);
+    }
+  if (texts.empty()) return raw;
+  const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
+  Taylor none(equations::plan_for(eqs, ctx, at));  // g and D: values only, no derivatives
+  const std::vector<Var> gd = equations::lower(
+      eqs, ctx, {.coordinates = at, .outputs = raw, .param_prefix = spec_.param_prefix}, none);
+  std::vector<Var> columns;
+  std::size_t k = 0;
+  for (std::size_t f = 0; f < hard_value_.size(); ++f) {
+    const Var n = raw.shape().cols == 1 ? raw : col(raw, static_cast<std::int64_t>(f));
+    if (hard_value_[f].empty()) {
+      columns.push_back(n);
+      continue;
+    }
+    columns.push_back(gd[k] + gd[k + 1] * n);
+    k += 2;
+  }
+  return columns.size() == 1 ? columns[0] : concat_cols(columns);
+}
+
 Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
   Bindings b = network_->init(seed);
   for (const auto& [name, value] : equations::initial_params(spec_.context, spec_.param_prefix))
@@ -331,7 +455,7 @@ MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
   auto& exe = evaluators_[at.rows()];
   const std::string name = "evaluate" + std::to_string(at.rows());
   if (!exe) {
-    const std::vector<Var> out{(*network_)(graph_->input(name, {at.rows(), dim}))};
+    const std::vector<Var> out{fields_at(graph_->input(name, {at.rows(), dim}))};
     exe = std::make_unique<compiler::Executable>(out, compile_);
   }
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) exe->set(n, value);
@@ -366,8 +490,7 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
     Taylor taylor(equations::plan_for(eqs, spec_.context, at));
     const std::vector<Var> out{equations::lower(
         eqs[0], spec_.context,
-        {.coordinates = at, .outputs = (*network_)(at), .param_prefix = spec_.param_prefix},
-        taylor)};
+        {.coordinates = at, .outputs = fields_at(at), .param_prefix = spec_.param_prefix}, taylor)};
     candidate_residual_ = std::make_unique<compiler::Executable>(out, compile_);
     candidate_rows_ = pool.rows();
   }

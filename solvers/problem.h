@@ -76,6 +76,23 @@ struct Condition {
 Condition::Kind condition_kind_from_name(const std::string& name);  // UserError naming the known
 std::string condition_kind_name(Condition::Kind kind);
 
+// A condition built into the field: field = g + D * N with N the network's output for the field,
+// so that field = g exactly where D = 0 (Lagaris et al. 1998; Sukumar & Srivastava 2022). D is an
+// expression of the coordinates, zero on the constrained pieces and nonzero inside; empty: from
+// the geometry for `on`, a comma-separated list of pieces (D is then the product):
+//   ""            the whole boundary
+//   "spatial"     the spatial boundary of a time product
+//   "initial"     the initial face of a time product: (t - t0) / (t1 - t0)
+//   a face name   of a box ("left", "x_min", ...): the normalized distance to that face
+// For a box, the whole boundary is the product over the coordinates of (c - lo)(hi - c) / (L/2)^2;
+// for a disk or sphere (r^2 - |x - c|^2) / r^2. Other shapes need `distance`.
+struct HardConstraint {
+  std::string field = "u";
+  std::string value = "0";  // g: what the field equals where D = 0
+  std::string on;           // pieces for the automatic D
+  std::string distance;     // D, when given
+};
+
 struct ProblemSpec {
   geometry::GeometryPtr domain;  // its coordinate names are the context's coordinates, in order
   equations::Context context;
@@ -84,7 +101,8 @@ struct ProblemSpec {
   int interior_points = 2048;
   std::vector<double> equation_weights;  // optional, one per equation (default 1)
   std::vector<Condition> conditions;
-  nn::NetworkSpec network;  // inputs and outputs are set from the context
+  std::vector<HardConstraint> hard_constraints;  // at most one per field
+  nn::NetworkSpec network;                       // inputs and outputs are set from the context
   geometry::SampleOptions sampling;
   int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
   compiler::PrecisionPolicy precision = compiler::PrecisionPolicy::fp32;
@@ -120,7 +138,8 @@ class Problem {
                              double k = 1.0, double c = 1.0);
 
  private:
-  struct PointSet;
+  // The fields at the points of input `at`, [n, fields], hard constraints applied.
+  Var fields_at(Var at);
   MatrixD interior_points(std::uint64_t seed) const;
   void sample_condition(const Condition& c, std::size_t index, std::uint64_t seed,
                         Bindings& out) const;
@@ -129,7 +148,8 @@ class Problem {
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<nn::Network> network_;
   std::vector<Var> params_;
-  std::vector<std::string> pde_params_;  // trainable constants, by name
+  std::vector<std::string> pde_params_;                  // trainable constants, by name
+  std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
   std::unique_ptr<Objective> objective_;
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
   std::unique_ptr<compiler::Executable> candidate_residual_;

@@ -163,6 +163,57 @@ TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
   for (Eigen::Index i = 1; i < picked.rows(); ++i) ASSERT_LE(picked(i - 1, 1), picked(i, 1));
 }
 
+TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
+  // Burgers-like setup: u = -sin(pi x) + t (x + 1)(1 - x) N, exact on the initial and spatial
+  // boundary before any training; and Poisson 2-D with the whole boundary built in.
+  {
+    ProblemSpec spec;
+    spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+    spec.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
+    spec.equations = {"u_t + u*u_x - nu*u_xx"};
+    spec.interior_points = 64;
+    spec.hard_constraints = {{.field = "u", .value = "-sin(pi*x)", .on = "initial, spatial"}};
+    spec.network.hidden = {8};
+    Problem p(spec);
+    const Eigen::VectorXd theta = p.initial_theta(5);
+    MatrixD edge(6, 2);
+    edge << -0.3, 0.0, 0.7, 0.0, -1.0, 0.4, 1.0, 0.9, -1.0, 0.0, 0.2, 0.0;
+    const MatrixD u = p.evaluate(theta, edge);
+    for (int i = 0; i < 6; ++i)
+      EXPECT_NEAR(u(i, 0), -std::sin(kPi * edge(i, 0)), 1e-6) << i;  // f32 evaluation
+  }
+  ProblemSpec spec;
+  spec.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.context.fields({"u"}).coordinates({"x", "y"});
+  spec.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
+  spec.interior_points = 256;
+  spec.hard_constraints = {{.field = "u"}};
+  spec.network.hidden = {20, 20};
+  spec.sampling.method = geometry::SampleMethod::sobol;
+  Problem p(spec);
+  EXPECT_EQ(p.objective().slot_names(), (std::vector<std::string>{"pde"}));
+  Eigen::VectorXd theta = p.initial_theta(0);
+  Trainer(p.objective(), stages(300, 700)).train(theta);
+  const MatrixD at = grid2d(21, 0, 1);
+  const MatrixD exact = (at.col(0) * kPi).sin() * (at.col(1) * kPi).sin();
+  const double err = rel_l2(p.evaluate(theta, at), exact);
+  std::cout << "  poisson2d, hard boundary: rel_l2 " << err << "\n";
+  EXPECT_LT(err, 1e-2);
+  {
+    ProblemSpec bad = spec;
+    bad.domain =
+        geometry::subtract(geometry::rectangle({0, 0}, {1, 1}), geometry::disk({0.5, 0.5}, 0.2));
+    expect_user_error([&] { Problem{bad}; },
+                      "hard constraint 1 on 'u': no automatic distance on " +
+                          bad.domain->describe() +
+                          " (boxes, time products of boxes, disks and spheres have one): give "
+                          "`distance`");
+    bad = spec;
+    bad.hard_constraints = {{.field = "u", .value = "u_x"}};
+    EXPECT_THROW(Problem{bad}, UserError);
+  }
+}
+
 TEST(Problem, AssemblyErrorsNameTheCondition) {
   ProblemSpec base;
   base.domain = geometry::rectangle({0, 0}, {1, 1});
