@@ -2,11 +2,15 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <numbers>
+#include <sstream>
 #include <random>
 
 #include "autodiff/errors.h"
+#include "geometry/ball.h"
 #include "geometry/box.h"
+#include "geometry/csg.h"
 #include "geometry/time_product.h"
 #include "io/hdf5_read.h"
 #include "solvers/problem.h"
@@ -202,12 +206,184 @@ AccuracyResult bvp6(const AccuracyOptions& o) {
   return result;
 }
 
+
+// Velocity relative L2 of a 2-field prediction against (u, v).
+double velocity_rel_l2(const MatrixD& uv, const MatrixD& u, const MatrixD& v) {
+  const double err = (uv.col(0) - u.col(0)).square().sum() + (uv.col(1) - v.col(0)).square().sum();
+  return std::sqrt(err / (u.square().sum() + v.square().sum()));
+}
+
+// Lid-driven cavity, Re = 100, against ldc_re100.h5 and Ghia et al.'s centerlines.
+AccuracyResult ldc(const AccuracyOptions& o) {
+  AccuracyResult result;
+  result.target = "velocity rel_l2 <= 2e-2";
+  const std::string file = o.data_dir + "/ldc_re100.h5";
+  if (!std::filesystem::exists(file)) {
+    result.skipped = true;
+    result.message = "skipped: no " + file;
+    return result;
+  }
+  solvers::ProblemSpec spec;
+  spec.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.context.fields({"u", "v", "p"}).coordinates({"x", "y"}).constant("nu", 0.01);
+  spec.equations = {"u*u_x + v*u_y + p_x - nu*laplacian(u)",
+                    "u*v_x + v*v_y + p_y - nu*laplacian(v)", "u_x + v_y"};
+  spec.equation_names = {"momentum_x", "momentum_y", "continuity"};
+  spec.interior_points = 4000;
+  const char* walls = "x == 0 or x == 1 or y == 0";
+  spec.conditions = {
+      {.kind = Kind::dirichlet, .name = "lid_u", .field = "u", .on = "top", .value = "1", .points = 400, .weight = 10},
+      {.kind = Kind::dirichlet, .name = "lid_v", .field = "v", .on = "top", .value = "0", .points = 400, .weight = 10},
+      {.kind = Kind::dirichlet, .name = "wall_u", .field = "u", .on = walls, .value = "0", .points = 600, .weight = 10},
+      {.kind = Kind::dirichlet, .name = "wall_v", .field = "v", .on = walls, .value = "0", .points = 600, .weight = 10}};
+  spec.network.hidden = {64, 64, 64, 64};
+  spec.network.architecture = nn::Architecture::modified_mlp;
+  spec.sampling = {.method = geometry::SampleMethod::sobol, .seed = o.seed};
+  solvers::Problem p(spec);
+  Eigen::VectorXd theta = p.initial_theta(o.seed);
+  solvers::Trainer trainer(p.objective(), adam_then_lbfgs(10000, 10000, o.scale));
+  trainer.resample_every(1000, [&](int step, const Eigen::VectorXd&) {
+    return p.resample(o.seed + static_cast<std::uint64_t>(step));
+  });
+  const solvers::TrainResult r = trainer.train(theta);
+  // The reference grid.
+  const std::vector<double> x = io::read_dataset(file, "x").values, y = io::read_dataset(file, "y").values;
+  const MatrixD u = io::read_dataset(file, "u").matrix(), v = io::read_dataset(file, "v").matrix();
+  MatrixD at(u.size(), 2), uref(u.size(), 1), vref(u.size(), 1);
+  Eigen::Index k = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = 0; j < y.size(); ++j, ++k) {
+      at.row(k) << x[i], y[j];
+      uref(k, 0) = u(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+      vref(k, 0) = v(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+    }
+  const MatrixD pred = p.evaluate(theta, at);
+  result.metrics = {{"velocity_rel_l2", velocity_rel_l2(pred, uref, vref)},
+                    {"u_rel_l2", rel_l2(pred.col(0), uref)},
+                    {"v_rel_l2", rel_l2(pred.col(1), vref)}};
+  // Ghia et al. (1982), Re = 100: u on x = 0.5, v on y = 0.5.
+  std::ifstream csv(o.data_dir + "/ghia1982_centerlines.csv");
+  double ghia_u = 0, ghia_v = 0;
+  for (std::string line; std::getline(csv, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::stringstream ss(line);
+    std::string table, coord, re100;
+    std::getline(ss, table, ',');
+    std::getline(ss, coord, ',');
+    std::getline(ss, re100, ',');
+    const double c = std::stod(coord), want = std::stod(re100);
+    MatrixD point(1, 2);
+    if (table == "u_vs_y") {
+      point << 0.5, c;
+      ghia_u = std::max(ghia_u, std::abs(p.evaluate(theta, point)(0, 0) - want));
+    } else if (table == "v_vs_x") {
+      point << c, 0.5;
+      ghia_v = std::max(ghia_v, std::abs(p.evaluate(theta, point)(0, 1) - want));
+    }
+  }
+  result.metrics["ghia_u_max_abs"] = ghia_u;
+  result.metrics["ghia_v_max_abs"] = ghia_v;
+  result.met = result.metrics["velocity_rel_l2"] <= 2e-2;
+  result.message = r.message;
+  return result;
+}
+
+// Allen-Cahn against allen_cahn.h5: exactly periodic network in x, the initial condition built in
+// (u = x^2 cos(pi x) + t N), causal weighting over 32 time chunks, resampling.
+AccuracyResult allen_cahn(const AccuracyOptions& o) {
+  AccuracyResult result;
+  result.target = "rel_l2 <= 1e-2";
+  const std::string file = o.data_dir + "/allen_cahn.h5";
+  if (!std::filesystem::exists(file)) {
+    result.skipped = true;
+    result.message = "skipped: no " + file;
+    return result;
+  }
+  solvers::ProblemSpec spec;
+  spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+  spec.context.fields({"u"}).coordinates({"x"}).time("t");
+  spec.equations = {"u_t - 0.0001*u_xx + 5*u^3 - 5*u"};
+  spec.interior_points = 4096;
+  spec.time_chunks = 32;
+  spec.hard_constraints = {{.field = "u", .value = "x^2*cos(pi*x)", .on = "initial"}};
+  spec.network.hidden = {64, 64, 64, 64};
+  spec.network.architecture = nn::Architecture::modified_mlp;
+  spec.network.periodic = {{.column = 0, .period = 2.0}};
+  spec.network.normalization = nn::InputNormalization{{-1, 0}, {1, 1}};
+  spec.sampling = {.method = geometry::SampleMethod::pseudo_random, .seed = o.seed};
+  solvers::Problem p(spec);
+  Eigen::VectorXd theta = p.initial_theta(o.seed);
+  std::vector<solvers::Stage> stages = adam_then_lbfgs(30000, 2000, o.scale);
+  solvers::Trainer trainer(p.objective(), stages, {.causal_epsilon = 1.0});
+  trainer.resample_every(200, [&](int step, const Eigen::VectorXd&) {
+    return p.resample(o.seed + static_cast<std::uint64_t>(step));
+  });
+  const solvers::TrainResult r = trainer.train(theta);
+  const std::vector<double> t = io::read_dataset(file, "t").values, x = io::read_dataset(file, "x").values;
+  const MatrixD u = io::read_dataset(file, "u").matrix();
+  MatrixD at(u.size(), 2), ref(u.size(), 1);
+  Eigen::Index k = 0;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    for (std::size_t j = 0; j < x.size(); ++j, ++k) {
+      at.row(k) << x[j], t[i];
+      ref(k, 0) = u(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+    }
+  const MatrixD pred = p.evaluate(theta, at);
+  result.metrics = {{"rel_l2", rel_l2(pred, ref)}, {"max_abs", (pred - ref).abs().maxCoeff()}};
+  result.met = result.metrics["rel_l2"] <= 1e-2;
+  result.message = r.message;
+  return result;
+}
+
+// PINNacle's Poisson2d-CG against poisson_boltzmann2d.h5 (its `pde` attribute states the problem),
+// with NTK loss weighting.
+AccuracyResult poisson2d_cg(const AccuracyOptions& o) {
+  AccuracyResult result;
+  result.target = "rel_l2 <= 5e-2 (PINNacle: 0.64 plain, 0.014 best)";
+  const std::string file = o.data_dir + "/poisson_boltzmann2d.h5";
+  if (!std::filesystem::exists(file)) {
+    result.skipped = true;
+    result.message = "skipped: no " + file;
+    return result;
+  }
+  geometry::GeometryPtr holes = geometry::disk({0.5, 0.5}, 0.2);
+  holes = geometry::unite(holes, geometry::disk({0.4, -0.4}, 0.4));
+  holes = geometry::unite(holes, geometry::disk({-0.2, -0.7}, 0.1));
+  holes = geometry::unite(holes, geometry::disk({-0.6, 0.5}, 0.3));
+  solvers::ProblemSpec spec;
+  spec.domain = geometry::subtract(geometry::rectangle({-1, -1}, {1, 1}), holes);
+  spec.context.fields({"u"}).coordinates({"x", "y"});
+  spec.equations = {"-laplacian(u) + 64*u - 10*(1 + x^2 + 16 + y^2)*sin(pi*x)*sin(4*pi*y)"};
+  spec.interior_points = 4000;
+  spec.conditions = {
+      {.kind = Kind::dirichlet, .name = "square", .on = "x == -1 or x == 1 or y == -1 or y == 1",
+       .value = "0.2", .points = 800},
+      {.kind = Kind::dirichlet, .name = "disks", .on = "circle", .value = "1", .points = 800}};
+  spec.network.hidden = {64, 64, 64, 64};
+  spec.sampling = {.method = geometry::SampleMethod::sobol, .seed = o.seed};
+  solvers::Problem p(spec);
+  Eigen::VectorXd theta = p.initial_theta(o.seed);
+  solvers::Trainer trainer(p.objective(), adam_then_lbfgs(10000, 5000, o.scale),
+                           {.kind = solvers::Weighting::Kind::ntk, .every = 500});
+  const solvers::TrainResult r = trainer.train(theta);
+  const MatrixD points = io::read_dataset(file, "points").matrix();
+  const MatrixD ref = io::read_dataset(file, "u").matrix();
+  const MatrixD pred = p.evaluate(theta, points);
+  result.metrics = {{"rel_l2", rel_l2(pred, ref)}, {"max_abs", (pred - ref).abs().maxCoeff()}};
+  result.met = result.metrics["rel_l2"] <= 5e-2;
+  result.message = r.message;
+  return result;
+}
+
 }  // namespace
 
 const std::vector<AccuracyCase>& accuracy_cases() {
   static const std::vector<AccuracyCase> cases{
       {"burgers", "Burgers 1-D against burgers.h5", burgers},
       {"burgers_inverse", "Burgers' nu from 2000 noisy samples", burgers_inverse},
+      {"ldc", "lid-driven cavity, Re = 100, against ldc_re100.h5 and Ghia", ldc},
+      {"allen_cahn", "Allen-Cahn against allen_cahn.h5", allen_cahn},
+      {"poisson2d_cg", "PINNacle Poisson2d-CG against poisson_boltzmann2d.h5", poisson2d_cg},
       {"plate4", "clamped plate (biharmonic), exact solution", plate4},
       {"bvp6", "6th-order boundary-value problem, exact solution", bvp6},
   };
