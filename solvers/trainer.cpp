@@ -24,7 +24,15 @@ Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weig
   for (const Stage& s : stages_)
     if (s.steps < 1) throw UserError("trainer: stage '" + s.name + "' has no steps");
   const std::size_t terms = objective_.terms().size();
-  term_weights_ = weighting_.initial.empty() ? std::vector<double>(terms, 1.0) : weighting_.initial;
+  term_weights_ = weighting_.initial;
+  if (term_weights_.empty()) {
+    // The objective's own weights (a Problem sets its terms' weights): per term, the sum over
+    // its slots (a chunked term's M chunks each carry w / M).
+    term_weights_.assign(terms, 0.0);
+    for (int s = 0; s < objective_.slots(); ++s)
+      term_weights_[static_cast<std::size_t>(objective_.slot_term()[static_cast<std::size_t>(s)])] +=
+          objective_.weights()[static_cast<std::size_t>(s)];
+  }
   if (term_weights_.size() != terms)
     throw UserError("trainer: " + std::to_string(term_weights_.size()) + " initial weights for " +
                     std::to_string(terms) + " loss terms");

@@ -47,7 +47,7 @@ struct Stage {
 struct Weighting {
   enum class Kind { fixed, annealing, ntk };
   Kind kind = Kind::fixed;
-  std::vector<double> initial;  // per term; empty: all 1
+  std::vector<double> initial;  // per term; empty: the objective's weights when training starts
   int every = 100;
   double momentum = 0.9;
   int probes = 4;               // ntk

@@ -55,7 +55,9 @@ TEST(Problem, PoissonOnTheUnitSquareWithDirichletConditions) {
   EXPECT_EQ(p.objective().slot_names(), (std::vector<std::string>{"pde", "dirichlet_u"}));
   Eigen::VectorXd theta = p.initial_theta(0);
   Trainer t(p.objective(), stages(500, 1500));
+  EXPECT_EQ(p.objective().weights(), (std::vector<double>{1.0, 10.0}));  // the condition's weight
   const TrainResult r = t.train(theta);
+  EXPECT_EQ(t.history().front().weights, (std::vector<double>{1.0, 10.0})) << "kept by the trainer";
   const MatrixD at = grid2d(21, 0, 1);
   const MatrixD exact = (at.col(0) * kPi).sin() * (at.col(1) * kPi).sin();
   const double err = rel_l2(p.evaluate(theta, at), exact);
