@@ -31,11 +31,7 @@ constexpr std::array<std::pair<Condition::Kind, const char*>, 8> kKinds{{
     {Condition::Kind::residual, "residual"},
 }};
 
-std::string number(double x) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
+std::string number(double x) { return nn::detail::short_number(x, 17); }
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
