@@ -78,6 +78,13 @@ void Objective::set_inputs(const Bindings& inputs) {
   }
 }
 
+void Objective::restore_slot_losses(const std::vector<double>& losses) {
+  if (losses.size() != slot_losses_.size())
+    throw UserError("objective: " + std::to_string(losses.size()) + " saved losses for " +
+                    std::to_string(slot_losses_.size()) + " loss slots");
+  slot_losses_ = losses;
+}
+
 void Objective::set_weights(const std::vector<double>& weights) {
   if (weights.size() != weights_.size())
     throw UserError("objective: " + std::to_string(weights.size()) + " weights for " +

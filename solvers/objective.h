@@ -43,6 +43,7 @@ class Objective {
 
   // Binds inputs (points, normals, data) by leaf name; UserError for an unknown name or shape.
   void set_inputs(const Bindings& inputs);
+  const Bindings& inputs() const { return inputs_; }  // everything bound so far, by leaf name
   // One weight per slot (a term, or a term's chunk); UserError for the wrong count.
   void set_weights(const std::vector<double>& weights);
   const std::vector<double>& weights() const { return weights_; }
@@ -57,6 +58,9 @@ class Objective {
   // slot's unweighted loss.
   double evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient = nullptr);
   const std::vector<double>& slot_losses() const { return slot_losses_; }
+  // Puts back slot losses saved from an earlier evaluation (a trainer resuming from a checkpoint:
+  // causal weights are computed from the previous step's losses). UserError for the wrong count.
+  void restore_slot_losses(const std::vector<double>& losses);
 
   // The gradient of each term's unweighted loss (one vector per term).
   std::vector<Eigen::VectorXd> term_gradients(const Eigen::VectorXd& theta);

@@ -119,106 +119,196 @@ std::string Trainer::non_finite_terms() const {
   return out.empty() ? "the gradient, all terms finite" : out;
 }
 
-TrainResult Trainer::train(Eigen::VectorXd& theta) {
+void Trainer::checkpoint_every(int every, Checkpointer checkpointer) {
+  if (every < 1) throw UserError("trainer: checkpoints every " + std::to_string(every) + " steps");
+  checkpointer_ = std::move(checkpointer);
+  checkpoint_every_ = every;
+}
+
+StepInfo Trainer::info_now(int step, const std::string& stage, double loss, double lr) const {
+  StepInfo info;
+  info.step = step;
+  info.stage = stage;
+  info.loss = loss;
+  info.slot_losses = objective_.slot_losses();
+  info.weights = objective_.weights();
+  info.learning_rate = lr;
+  info.seconds = now_seconds() - started_;
+  return info;
+}
+
+TrainerState Trainer::snapshot(int step, int stage, int stage_step,
+                               const Eigen::VectorXd& theta) const {
+  TrainerState state;
+  state.step = step;
+  state.stage = stage;
+  state.stage_step = stage_step;
+  state.theta = theta;
+  state.term_weights = term_weights_;
+  state.slot_weights = objective_.weights();
+  state.slot_losses = objective_.slot_losses();
+  state.inputs = objective_.inputs();
+  state.endings = endings_;
+  return state;
+}
+
+void Trainer::maybe_checkpoint(const TrainerState& state, bool last) const {
+  if (checkpointer_ && (state.step % checkpoint_every_ == 0 || last)) checkpointer_(state);
+}
+
+void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
+  const auto fail = [](const std::string& what) {
+    throw UserError("trainer: cannot resume from this checkpoint: " + what);
+  };
+  if (state.stage < 0 || state.stage >= static_cast<int>(stages_.size()))
+    fail("it is in stage " + std::to_string(state.stage + 1) + " of " +
+         std::to_string(stages_.size()));
+  if (state.stage_step < 0 || state.stage_step > stages_[state.stage].steps)
+    fail("step " + std::to_string(state.stage_step) + " of stage '" + stages_[state.stage].name +
+         "', which has " + std::to_string(stages_[state.stage].steps));
+  if (state.theta.size() != objective_.layout().size())
+    fail(std::to_string(state.theta.size()) + " parameters for a network with " +
+         std::to_string(objective_.layout().size()));
+  if (state.term_weights.size() != term_weights_.size() ||
+      state.slot_weights.size() != objective_.weights().size() ||
+      state.slot_losses.size() != objective_.weights().size())
+    fail("its loss terms do not match this problem's");
+  theta = state.theta;
+}
+
+bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
+                       int& step, TrainResult& result) {
+  const Stage& stage = stages_[si];
+  const bool final_stage = si + 1 == stages_.size();
+  nn::Adam adam(stage.adam);
+  if (start) adam.restore(start->adam);
+  Eigen::VectorXd g, last_good = theta;
+  double last_good_loss = start ? start->loss : std::nan("");
+  const auto checkpoint = [&](int k, bool last) {
+    if (!checkpointer_) return;
+    TrainerState state = snapshot(step, static_cast<int>(si), k, theta);
+    state.adam = adam.state();
+    state.loss = last_good_loss;
+    maybe_checkpoint(state, last);
+  };
+  for (int k = start ? start->stage_step : 0; k < stage.steps; ++k) {
+    if (resampler_ && step > 0 && step % resample_every_ == 0)
+      objective_.set_inputs(resampler_(step, theta));
+    if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
+      update_weights(theta, step);
+    objective_.set_weights(slot_weights());
+    const double loss = objective_.evaluate(theta, &g);
+    if (!std::isfinite(loss) || !g.allFinite()) {
+      result.status = TrainResult::Status::non_finite;
+      result.message = "stage '" + stage.name + "': the loss is not finite after step " +
+                       std::to_string(step) + " (" + non_finite_terms() + "); stopped, ";
+      if (k == 0 && si == 0) {
+        result.message += "the parameters are the initial ones";
+      } else if (k == 0) {
+        result.message += "the parameters are those the previous stage ended with";
+      } else {
+        theta = last_good;
+        result.message += "kept the parameters of step " + std::to_string(step - 1) + " (loss " +
+                          sci(last_good_loss) + ")";
+      }
+      result.steps = step;
+      result.loss = last_good_loss;
+      return false;
+    }
+    last_good = theta;
+    last_good_loss = loss;
+    const double lr = adam.learning_rate();
+    adam.step(theta, g);
+    ++step;
+    const bool last = final_stage && k + 1 == stage.steps;
+    const bool go_on = after_step(info_now(step, stage.name, loss, lr), theta, last);
+    checkpoint(k + 1, last || !go_on);
+    if (!go_on) {
+      result.status = TrainResult::Status::stopped;
+      result.message = "stopped by a callback at step " + std::to_string(step);
+      result.steps = step;
+      result.loss = loss;
+      return false;
+    }
+  }
+  endings_ += (endings_.empty() ? "" : "; ") + stage.name + ": " + std::to_string(stage.steps) +
+              " steps, loss " + sci(last_good_loss);
+  result.loss = last_good_loss;
+  return true;
+}
+
+bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
+                        int& step, TrainResult& result) {
+  const Stage& stage = stages_[si];
+  const bool final_stage = si + 1 == stages_.size();
+  // The weights are fixed for the line searches (a resumed stage keeps those it started with).
+  objective_.set_weights(start ? start->slot_weights : slot_weights());
+  nn::LbfgsOptions options = stage.lbfgs;
+  options.max_iterations = stage.steps;
+  nn::Lbfgs lbfgs(options);
+  if (start) lbfgs.restore(start->lbfgs);
+  const nn::Objective fn = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    return objective_.evaluate(x, &g);
+  };
+  while (lbfgs.stop() == nn::LbfgsStop::running) {
+    const int before = lbfgs.iterations();
+    lbfgs.run(fn, theta, 1);
+    if (lbfgs.stop() == nn::LbfgsStop::non_finite) {
+      result.status = TrainResult::Status::non_finite;
+      result.message = "stage '" + stage.name + "': the loss is not finite at its start (" +
+                       non_finite_terms() + "); stopped";
+      result.steps = step;
+      return false;
+    }
+    if (lbfgs.iterations() == before) continue;
+    ++step;
+    const bool last = final_stage && lbfgs.stop() != nn::LbfgsStop::running;
+    const bool go_on = after_step(info_now(step, stage.name, lbfgs.value(), 0.0), theta, last);
+    if (checkpointer_) {
+      TrainerState state = snapshot(step, static_cast<int>(si), lbfgs.iterations(), theta);
+      state.lbfgs = lbfgs.state();
+      state.loss = lbfgs.value();
+      maybe_checkpoint(state, last || !go_on);
+    }
+    if (!go_on) {
+      result.status = TrainResult::Status::stopped;
+      result.message = "stopped by a callback at step " + std::to_string(step);
+      result.steps = step;
+      result.loss = lbfgs.value();
+      return false;
+    }
+  }
+  endings_ += (endings_.empty() ? "" : "; ") + stage.name + ": " + lbfgs.stop_message();
+  result.loss = lbfgs.value();
+  return true;
+}
+
+TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   started_ = now_seconds();
   history_.clear();
+  endings_.clear();
+  last_metrics_.clear();
   TrainResult result;
   int step = 0;
-  std::string endings;
-  const auto info_now = [&](const std::string& stage, double loss, double lr) {
-    StepInfo info;
-    info.step = step;
-    info.stage = stage;
-    info.loss = loss;
-    info.slot_losses = objective_.slot_losses();
-    info.weights = objective_.weights();
-    info.learning_rate = lr;
-    info.seconds = now_seconds() - started_;
-    return info;
-  };
-  for (std::size_t si = 0; si < stages_.size(); ++si) {
-    const Stage& stage = stages_[si];
-    const bool final_stage = si + 1 == stages_.size();
-    if (stage.optimizer == Stage::Optimizer::adam) {
-      nn::Adam adam(stage.adam);
-      Eigen::VectorXd g, last_good = theta;
-      double last_good_loss = std::nan("");
-      for (int k = 0; k < stage.steps; ++k) {
-        if (resampler_ && step > 0 && step % resample_every_ == 0)
-          objective_.set_inputs(resampler_(step, theta));
-        if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
-          update_weights(theta, step);
-        objective_.set_weights(slot_weights());
-        const double loss = objective_.evaluate(theta, &g);
-        if (!std::isfinite(loss) || !g.allFinite()) {
-          result.status = TrainResult::Status::non_finite;
-          result.message = "stage '" + stage.name + "': the loss is not finite after step " +
-                           std::to_string(step) + " (" + non_finite_terms() + "); stopped, ";
-          if (k == 0 && si == 0) {
-            result.message += "the parameters are the initial ones";
-          } else if (k == 0) {
-            result.message += "the parameters are those the previous stage ended with";
-          } else {
-            theta = last_good;
-            result.message += "kept the parameters of step " + std::to_string(step - 1) +
-                              " (loss " + sci(last_good_loss) + ")";
-          }
-          result.steps = step;
-          result.loss = last_good_loss;
-          result.metrics = last_metrics_;
-          return result;
-        }
-        last_good = theta;
-        last_good_loss = loss;
-        const double lr = adam.learning_rate();
-        adam.step(theta, g);
-        ++step;
-        const bool last = final_stage && k + 1 == stage.steps;
-        if (!after_step(info_now(stage.name, loss, lr), theta, last)) {
-          result.status = TrainResult::Status::stopped;
-          result.message = "stopped by a callback at step " + std::to_string(step);
-          result.steps = step;
-          result.loss = loss;
-          result.metrics = last_metrics_;
-          return result;
-        }
-      }
-      endings += (endings.empty() ? "" : "; ") + stage.name + ": " + std::to_string(stage.steps) +
-                 " steps, loss " + sci(last_good_loss);
-      result.loss = last_good_loss;
-    } else {
-      objective_.set_weights(slot_weights());  // fixed for the line searches
-      nn::LbfgsOptions options = stage.lbfgs;
-      options.max_iterations = stage.steps;
-      nn::Lbfgs lbfgs(options);
-      const nn::Objective fn = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
-        return objective_.evaluate(x, &g);
-      };
-      while (lbfgs.stop() == nn::LbfgsStop::running) {
-        const int before = lbfgs.iterations();
-        lbfgs.run(fn, theta, 1);
-        if (lbfgs.stop() == nn::LbfgsStop::non_finite) {
-          result.status = TrainResult::Status::non_finite;
-          result.message = "stage '" + stage.name + "': the loss is not finite at its start (" +
-                           non_finite_terms() + "); stopped";
-          result.steps = step;
-          result.metrics = last_metrics_;
-          return result;
-        }
-        if (lbfgs.iterations() == before) continue;
-        ++step;
-        const bool last = final_stage && lbfgs.stop() != nn::LbfgsStop::running;
-        if (!after_step(info_now(stage.name, lbfgs.value(), 0.0), theta, last)) {
-          result.status = TrainResult::Status::stopped;
-          result.message = "stopped by a callback at step " + std::to_string(step);
-          result.steps = step;
-          result.loss = lbfgs.value();
-          result.metrics = last_metrics_;
-          return result;
-        }
-      }
-      endings += (endings.empty() ? "" : "; ") + stage.name + ": " + lbfgs.stop_message();
-      result.loss = lbfgs.value();
+  std::size_t first = 0;
+  if (resume) {
+    restore(*resume, theta);
+    step = resume->step;
+    first = static_cast<std::size_t>(resume->stage);
+    term_weights_ = resume->term_weights;
+    endings_ = resume->endings;
+    objective_.set_inputs(resume->inputs);
+    objective_.set_weights(resume->slot_weights);
+    objective_.restore_slot_losses(resume->slot_losses);
+  }
+  for (std::size_t si = first; si < stages_.size(); ++si) {
+    const TrainerState* start = resume && si == first ? resume : nullptr;
+    const bool go_on = stages_[si].optimizer == Stage::Optimizer::adam
+                           ? run_adam(si, start, theta, step, result)
+                           : run_lbfgs(si, start, theta, step, result);
+    if (!go_on) {
+      result.metrics = last_metrics_;
+      return result;
     }
   }
   if (validation_ && (history_.empty() || history_.back().metrics.empty())) {
@@ -227,7 +317,7 @@ TrainResult Trainer::train(Eigen::VectorXd& theta) {
   }
   result.steps = step;
   result.metrics = last_metrics_;
-  result.message = endings;
+  result.message = endings_;
   return result;
 }
 

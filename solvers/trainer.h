@@ -67,6 +67,27 @@ struct StepInfo {
   Metrics metrics;                  // filled on validation steps
 };
 
+// Everything a trainer needs to continue exactly where it was (a checkpoint): after `step` steps,
+// `stage_step` of them in stage `stage`; the optimizer state of that stage (Adam or L-BFGS), the
+// loss weights, the previous step's slot losses (causal weighting reads them) and the points
+// bound at that moment. Resuming from it gives the same parameters, bit for bit, as not stopping
+// (same build and thread count): every later resampling and weight update is a function of the
+// step number and the parameters.
+struct TrainerState {
+  int step = 0;
+  int stage = 0;
+  int stage_step = 0;
+  Eigen::VectorXd theta;
+  std::vector<double> term_weights;  // per term
+  std::vector<double> slot_weights;  // per slot, as bound (an L-BFGS stage holds them fixed)
+  std::vector<double> slot_losses;   // per slot, the last evaluation's
+  Bindings inputs;                   // by leaf name
+  nn::Adam::State adam;              // when stages[stage] is Adam
+  nn::Lbfgs::State lbfgs;            // when it is L-BFGS
+  std::string endings;               // how the stages before `stage` ended
+  double loss = 0;                   // the last step's
+};
+
 struct TrainResult {
   enum class Status { finished, stopped, non_finite };
   Status status = Status::finished;
@@ -91,9 +112,15 @@ class Trainer {
   using Resampler = std::function<Bindings(int step, const Eigen::VectorXd& theta)>;
   void resample_every(int every, Resampler resampler);
 
+  // After every `every`-th step and after the last: the state to save (see TrainerState).
+  using Checkpointer = std::function<void(const TrainerState& state)>;
+  void checkpoint_every(int every, Checkpointer checkpointer);
+
   // Trains theta in place. When the loss or its gradient stops being finite, theta is the last
   // parameters with a finite loss and the result says at which step and in which terms.
-  TrainResult train(Eigen::VectorXd& theta);
+  // With `resume`, continues from that state (theta is replaced by its parameters); UserError
+  // when it does not fit these stages and this objective.
+  TrainResult train(Eigen::VectorXd& theta, const TrainerState* resume = nullptr);
   const std::vector<StepInfo>& history() const { return history_; }  // one entry per step
 
  private:
@@ -101,6 +128,15 @@ class Trainer {
   void update_weights(const Eigen::VectorXd& theta, int step);
   bool after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
   std::string non_finite_terms() const;
+  void restore(const TrainerState& state, Eigen::VectorXd& theta) const;
+  TrainerState snapshot(int step, int stage, int stage_step, const Eigen::VectorXd& theta) const;
+  void maybe_checkpoint(const TrainerState& state, bool last) const;
+  // One stage from `start` (steps already done in it); false when training must stop (result set).
+  bool run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
+                TrainResult& result);
+  bool run_lbfgs(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
+                 TrainResult& result);
+  StepInfo info_now(int step, const std::string& stage, double loss, double lr) const;
 
   Objective& objective_;
   std::vector<Stage> stages_;
@@ -112,7 +148,10 @@ class Trainer {
   int validation_every_ = 0;
   Resampler resampler_;
   int resample_every_ = 0;
+  Checkpointer checkpointer_;
+  int checkpoint_every_ = 0;
   std::vector<StepInfo> history_;
+  std::string endings_;
   Metrics last_metrics_;
   double started_ = 0;
 };

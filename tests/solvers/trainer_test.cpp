@@ -192,6 +192,53 @@ TEST(Trainer, CallbacksStopAndResamplingRebinds) {
   EXPECT_EQ(r.message, "stopped by a callback at step 25");
 }
 
+// A run stopped after any checkpoint and resumed in a fresh objective and trainer ends with the
+// same parameters, bit for bit, as the run that never stopped: in an Adam stage (moments, weights
+// updated by annealing, points resampled) and in an L-BFGS stage (its history).
+TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
+  const auto resampler = [](int step, const Eigen::VectorXd&) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(step));
+    std::uniform_real_distribution<double> u(0, 1);
+    MatrixD x(32, 1);
+    for (auto& v : x.reshaped()) v = u(rng);
+    return Bindings{{"x", x}};
+  };
+  const std::vector<Stage> stages{
+      {.name = "adam", .steps = 40, .adam = {.schedule = {.lr = 1e-2}}},
+      {.name = "lbfgs", .optimizer = Stage::Optimizer::lbfgs, .steps = 30}};
+  const Weighting weighting{.kind = Weighting::Kind::annealing, .initial = {1.0, 10.0}, .every = 5};
+  const auto run = [&](const TrainerState* resume, std::vector<TrainerState>* saved) {
+    Poisson1d p;
+    Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+    obj.set_inputs(p.inputs());
+    Trainer trainer(obj, stages, weighting);
+    trainer.resample_every(10, resampler);
+    if (saved) trainer.checkpoint_every(10, [&](const TrainerState& s) { saved->push_back(s); });
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(5));
+    const TrainResult r = trainer.train(theta, resume);
+    EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+    return std::pair{theta, r};
+  };
+  std::vector<TrainerState> saved;
+  const auto [full, full_result] = run(nullptr, &saved);
+  ASSERT_GE(saved.size(), 6u);  // steps 10..70, the last one at the end
+  EXPECT_EQ(saved[1].step, 20);
+  EXPECT_EQ(saved[1].adam.t, 20);
+  EXPECT_EQ(saved[5].stage, 1);
+  EXPECT_FALSE(saved[5].lbfgs.s.empty());
+  for (const std::size_t k : {std::size_t{1}, std::size_t{3}, std::size_t{5}}) {
+    const auto [resumed, r] = run(&saved[k], nullptr);
+    EXPECT_EQ(r.steps, full_result.steps) << "from step " << saved[k].step;
+    EXPECT_EQ(r.message, full_result.message);
+    EXPECT_TRUE(resumed == full) << "from step " << saved[k].step << ": max difference "
+                                 << (resumed - full).cwiseAbs().maxCoeff();
+  }
+  // A state that does not fit: another stage count.
+  TrainerState bad = saved[1];
+  bad.stage = 7;
+  expect_user_error([&] { run(&bad, nullptr); }, "trainer: cannot resume from this checkpoint: it is in stage 8 of 2");
+}
+
 TEST(Trainer, BadConfiguration) {
   Graph g(DType::f64);
   const Var a = g.param("a", {1, 1});
