@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "autodiff/errors.h"
 
@@ -85,6 +86,74 @@ std::string joined(const std::vector<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
+// H5Lexists fails, rather than answering false, when a group on the way is missing: each prefix
+// of "a/b/c" is asked in turn.
+bool link_exists(hid_t file, const std::string& name) {
+  for (std::size_t slash = name.find('/'); slash != std::string::npos;
+       slash = name.find('/', slash + 1))
+    if (slash > 0 && H5Lexists(file, name.substr(0, slash).c_str(), H5P_DEFAULT) <= 0) return false;
+  return !name.empty() && H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0;
+}
+
+bool is_dataset(hid_t file, const std::string& name) {
+  ObjectInfo info;
+  return link_exists(file, name) && object_info(file, name.c_str(), &info) >= 0 &&
+         info.type == H5O_TYPE_DATASET;
+}
+
+// The datasets next to `name` ("adam/m", "adam/v" for a missing "adam/u"), for error messages;
+// the root's when its group does not exist either.
+std::vector<std::string> datasets_near(hid_t file, const std::string& name) {
+  const std::size_t slash = name.rfind('/');
+  const std::string group = slash == std::string::npos ? "" : name.substr(0, slash);
+  if (group.empty() || !link_exists(file, group)) return datasets_of(file);
+  const Handle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.ok()) return datasets_of(file);
+  std::vector<std::string> names = datasets_of(g.get());
+  for (std::string& n : names) n = group + "/" + n;
+  return names;
+}
+
+// The dataset `name`, or a UserError naming the file, the dataset and the datasets beside it.
+Handle open_dataset(const std::string& file, hid_t f, const std::string& name) {
+  if (!is_dataset(f, name))
+    throw UserError("'" + file + "' has no dataset '" + name +
+                    "' (datasets: " + joined(datasets_near(f, name)) + ")");
+  Handle d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw UserError("'" + file + "': cannot open dataset '" + name + "'");
+  return d;
+}
+
+// The element count of a dataset and its rank.
+std::pair<std::size_t, int> extent_of(hid_t dataset) {
+  const Handle space(H5Dget_space(dataset), H5Sclose);
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  return {count < 0 ? 0 : static_cast<std::size_t>(count), H5Sget_simple_extent_ndims(space.get())};
+}
+
+// A string stored as `type` (fixed-length) in `dataset`, up to its padding.
+std::string read_fixed_string(hid_t dataset, hid_t type) {
+  std::string out(H5Tget_size(type), '\0');
+  if (H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) return "";
+  if (H5Tget_strpad(type) == H5T_STR_SPACEPAD)  // Fortran's padding
+    out.erase(out.find_last_not_of(' ') + 1);
+  else
+    out.erase(std::find(out.begin(), out.end(), '\0'), out.end());
+  return out;
+}
+
+std::string read_variable_string(hid_t dataset, hid_t type) {
+  const Handle memory(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(memory.get(), H5T_VARIABLE);
+  H5Tset_cset(memory.get(), H5Tget_cset(type));
+  char* value = nullptr;
+  if (H5Dread(dataset, memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0 || !value)
+    return "";
+  std::string out = value;
+  H5free_memory(value);
+  return out;
+}
+
 }  // namespace
 
 MatrixD Dataset::matrix() const {
@@ -124,6 +193,41 @@ Dataset read_dataset(const std::string& file, const std::string& name) {
       H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data()) < 0)
     throw UserError("'" + file + "': cannot read dataset '" + name + "'");
   return out;
+}
+
+bool has_dataset(const std::string& file, const std::string& name) {
+  const Handle f = open_file(file);
+  return is_dataset(f.get(), name);
+}
+
+std::vector<std::int64_t> read_int_dataset(const std::string& file, const std::string& name) {
+  const Handle f = open_file(file);
+  const Handle d = open_dataset(file, f.get(), name);
+  const Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_INTEGER)
+    throw UserError("'" + file + "': dataset '" + name + "' is not of an integer type");
+  const auto [count, rank] = extent_of(d.get());
+  if (rank < 0 || rank > 1)
+    throw UserError("'" + file + "': dataset '" + name + "' has rank " + std::to_string(rank) +
+                    " (integers are read from rank 0 or 1)");
+  std::vector<std::int64_t> out(count);
+  if (count > 0 &&
+      H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw UserError("'" + file + "': cannot read dataset '" + name + "'");
+  return out;
+}
+
+std::string read_string_dataset(const std::string& file, const std::string& name) {
+  const Handle f = open_file(file);
+  const Handle d = open_dataset(file, f.get(), name);
+  const Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    throw UserError("'" + file + "': dataset '" + name + "' is not a string");
+  if (const std::size_t count = extent_of(d.get()).first; count != 1)
+    throw UserError("'" + file + "': dataset '" + name + "' holds " + std::to_string(count) +
+                    " strings, not one");
+  return H5Tis_variable_str(type.get()) > 0 ? read_variable_string(d.get(), type.get())
+                                            : read_fixed_string(d.get(), type.get());
 }
 
 std::vector<std::string> list_datasets(const std::string& file) {

@@ -23,6 +23,17 @@ struct Dataset {
 // UserError naming the file, and the dataset with the ones that exist, when either is missing,
 // not numeric, or of rank above 2.
 Dataset read_dataset(const std::string& file, const std::string& name);
+// Names may contain '/' for datasets inside groups ("adam/m"), in read_dataset too.
+// True when `name` is a dataset of the file (false for a group or a missing name); UserError
+// when the file is missing or not HDF5.
+bool has_dataset(const std::string& file, const std::string& name);
+// An integer dataset of rank 0 or 1, its values in order. UserError naming the file and the
+// dataset when it is missing, not an integer type (floats are not truncated silently) or of
+// higher rank.
+std::vector<std::int64_t> read_int_dataset(const std::string& file, const std::string& name);
+// A scalar string dataset, variable- or fixed-length (the trailing padding of a fixed-length one
+// removed). UserError naming the file and the dataset when it is missing or not one string.
+std::string read_string_dataset(const std::string& file, const std::string& name);
 // The names of the datasets at the file's root, sorted.
 std::vector<std::string> list_datasets(const std::string& file);
 // A string attribute of the file's root group ("" when absent).
