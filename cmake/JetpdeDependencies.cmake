@@ -303,6 +303,22 @@ if(yaml-cpp_FOUND)
 endif()
 jetpde_record_dependency(yaml-cpp ${JETPDE_HAVE_YAML_CPP} VERSION "${yaml-cpp_VERSION}")
 
+# --- nlohmann/json (summary.json) and CLI11 (the jetpde command's options) -------------------------
+set(JETPDE_HAVE_JSON FALSE)
+find_package(nlohmann_json 3 QUIET)
+if(nlohmann_json_FOUND)
+  set(JETPDE_HAVE_JSON TRUE)
+  jetpde_external_target(json JSON LINK nlohmann_json::nlohmann_json)
+endif()
+jetpde_record_dependency(nlohmann_json ${JETPDE_HAVE_JSON} VERSION "${nlohmann_json_VERSION}")
+set(JETPDE_HAVE_CLI11 FALSE)
+find_package(CLI11 QUIET)
+if(CLI11_FOUND)
+  set(JETPDE_HAVE_CLI11 TRUE)
+  jetpde_external_target(cli11 CLI11 LINK CLI11::CLI11)
+endif()
+jetpde_record_dependency(CLI11 ${JETPDE_HAVE_CLI11} VERSION "${CLI11_VERSION}")
+
 # --- GoogleTest (required when the tests are built) -------------------------------------------------
 set(JETPDE_HAVE_GTEST FALSE)
 if(JETPDE_BUILD_TESTS)

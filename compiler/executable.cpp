@@ -101,6 +101,15 @@ Executable::Executable(std::span<const Var> outputs, const CompileOptions& optio
 
 // The requested backend where it can run; otherwise a warning and the next one down
 // (cuda -> cpu -> interpreter), or a UserError when the request is strict.
+bool backend_can_run(Backend backend, const CompileOptions& options, std::string* why) {
+  if (backend == Backend::interpreter) return true;
+  std::string reason = "not built into this jetpde";
+  const RuntimeFactory* f = find_runtime(backend);
+  const bool ok = f && f->available(options, &reason);
+  if (!ok && why) *why = reason;
+  return ok;
+}
+
 Backend Executable::choose_backend(const CompileOptions& options) {
   Backend b = options.backend;
   while (b != Backend::interpreter) {

@@ -25,6 +25,10 @@ enum class Backend {
   interpreter,  // the reference interpreter (the last fallback)
 };
 std::string backend_name(Backend backend);
+struct CompileOptions;
+// Whether `backend` is built into this jetpde and can run here (a CUDA device answers, a host
+// compiler exists); when not, `why` says why.
+bool backend_can_run(Backend backend, const CompileOptions& options, std::string* why = nullptr);
 
 struct CompileOptions {
   Backend backend = Backend::cpu;

@@ -225,6 +225,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
   compile_ = compiler::CompileOptions::from_environment();
   compile_.pipeline.precision = spec_.precision;
   compile_.backend = spec_.backend;
+  compile_.strict = spec_.backend_required;
 
   graph_ = std::make_unique<Graph>(DType::f64);
   Graph& g = *graph_;
@@ -458,6 +459,40 @@ MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
   exe->set(name, at);
   exe->run();
   return exe->output(0);
+}
+
+MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,
+                                      const std::vector<std::string>& expressions) {
+  const equations::Context& ctx = spec_.context;
+  const auto dim = static_cast<Eigen::Index>(ctx.coordinate_names().size());
+  if (at.cols() != dim)
+    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
+                    joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
+  if (expressions.empty()) return MatrixD(at.rows(), 0);
+  const std::string key = std::to_string(at.rows()) + "\n" + joined(expressions);
+  auto& exe = expression_evaluators_[key];
+  const std::string name = "expressions" + std::to_string(expression_evaluators_.size());
+  if (!exe) {
+    const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
+    const Var points = graph_->input(name, {at.rows(), dim});
+    Taylor taylor(equations::plan_for(eqs, ctx, points));
+    std::vector<Var> out = equations::lower(
+        eqs, ctx,
+        {.coordinates = points, .outputs = fields_at(points), .param_prefix = spec_.param_prefix},
+        taylor);
+    // A constant expression lowers to a [1,1] node: broadcast it over the points.
+    for (Var& v : out)
+      if (v.shape().rows != at.rows()) v = v + points * 0.0;
+    exe = std::make_unique<compiler::Executable>(out, compile_);
+    exe_names_[key] = name;
+  }
+  for (const auto& [n, value] : objective_->layout().unflatten(theta)) exe->set(n, value);
+  exe->set(exe_names_[key], at);
+  exe->run();
+  MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
+  for (std::size_t e = 0; e < expressions.size(); ++e)
+    result.col(static_cast<Eigen::Index>(e)) = exe->output(e).col(0);
+  return result;
 }
 
 Bindings Problem::resample(std::uint64_t seed) const {

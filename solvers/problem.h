@@ -107,6 +107,7 @@ struct ProblemSpec {
   int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
   compiler::PrecisionPolicy precision = compiler::PrecisionPolicy::fp32;
   compiler::Backend backend = compiler::Backend::cpu;
+  bool backend_required = false;  // a backend that cannot run is an error, not a fallback
   std::string param_prefix = "pde_";
 };
 
@@ -128,6 +129,11 @@ class Problem {
   double param(const Eigen::VectorXd& theta, const std::string& name) const;
   // The fields at `points` [m, coordinates] -> [m, fields] (one compiled program per m).
   MatrixD evaluate(const Eigen::VectorXd& theta, const MatrixD& points);
+  // Any expressions of the fields, coordinates and constants ("u_x", "laplacian(u)", the
+  // equations' residuals) at `points` -> [m, expressions]; one compiled program per points count
+  // and list of expressions. UserError with the column for an expression that does not parse.
+  MatrixD evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& points,
+                               const std::vector<std::string>& expressions);
   // Every sampled point set drawn again with `seed` (same counts): bind with
   // objective().set_inputs. Data points are not resampled.
   Bindings resample(std::uint64_t seed) const;
@@ -152,6 +158,8 @@ class Problem {
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
   std::unique_ptr<Objective> objective_;
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
+  std::map<std::string, std::unique_ptr<compiler::Executable>> expression_evaluators_;
+  std::map<std::string, std::string> exe_names_;  // the points input of each expression evaluator
   std::unique_ptr<compiler::Executable> candidate_residual_;
   std::int64_t candidate_rows_ = 0;
   compiler::CompileOptions compile_;

@@ -1,0 +1,210 @@
+#include "apps/commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "autodiff/errors.h"
+#include "compiler/cpu_compiler.h"
+#include "compiler/cpu_gemm.h"
+#include "compiler/executable.h"
+#include "equations/library.h"
+#include "io/config.h"
+#include "io/config_schema.h"
+#include "io/csv.h"
+#include "io/grid_output.h"
+#include "io/hdf5_read.h"
+#include "io/hdf5_write.h"
+#include "io/progress.h"
+#include "io/run.h"
+#include "io/vtk_write.h"
+#include "nn/detail/names.h"
+
+namespace jetpde::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string sci(double x) { return nn::detail::short_number(x, 3); }
+
+// The points of an eval: CSV columns named by coordinate, or an HDF5 dataset "points".
+MatrixD read_points(const std::string& file, const std::vector<std::string>& coords) {
+  if (!fs::exists(file)) throw UserError("--points: no such file: " + file);
+  const std::string ext = fs::path(file).extension().string();
+  if (ext == ".csv") {
+    const io::CsvTable t = io::read_csv(file);
+    MatrixD p(t.values.rows(), static_cast<Eigen::Index>(coords.size()));
+    for (std::size_t c = 0; c < coords.size(); ++c)
+      p.col(static_cast<Eigen::Index>(c)) = t.values.col(t.column(coords[c]));
+    return p;
+  }
+  if (ext == ".h5" || ext == ".hdf5") {
+    MatrixD p = io::read_dataset(file, "points").matrix();
+    if (p.cols() != static_cast<Eigen::Index>(coords.size()))
+      throw UserError("--points: '" + file + "' dataset 'points' has " +
+                      std::to_string(p.cols()) + " columns; the problem has " +
+                      std::to_string(coords.size()) + " coordinates");
+    return p;
+  }
+  throw UserError("--points: '" + file + "': expected a .csv, .h5 or .hdf5 file");
+}
+
+void write_eval(const std::string& out, const MatrixD& points, const MatrixD& values,
+                const std::vector<std::string>& coords, const std::vector<std::string>& names) {
+  const std::string ext = out.empty() ? ".csv" : fs::path(out).extension().string();
+  if (ext == ".h5" || ext == ".hdf5") {
+    io::Hdf5Writer h5(out);
+    h5.write("points", points);
+    for (std::size_t k = 0; k < names.size(); ++k) h5.write(names[k], MatrixD(values.col(static_cast<Eigen::Index>(k))));
+    h5.commit();
+    return;
+  }
+  if (ext == ".vtu") {
+    std::vector<io::VtkArray> arrays;
+    for (std::size_t k = 0; k < names.size(); ++k) arrays.push_back({names[k], values.col(static_cast<Eigen::Index>(k))});
+    io::write_vtu(out, points, arrays);
+    return;
+  }
+  if (ext != ".csv") throw UserError("--output: '" + out + "': expected .csv, .h5 or .vtu");
+  std::ostringstream s;
+  for (std::size_t c = 0; c < coords.size(); ++c) s << (c ? "," : "") << coords[c];
+  for (const auto& n : names) s << "," << n;
+  s << "\n";
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    for (Eigen::Index c = 0; c < points.cols(); ++c) s << (c ? "," : "") << nn::detail::short_number(points(i, c), 17);
+    for (Eigen::Index k = 0; k < values.cols(); ++k) s << "," << nn::detail::short_number(values(i, k), 17);
+    s << "\n";
+  }
+  if (out.empty()) {
+    std::fputs(s.str().c_str(), stdout);
+    return;
+  }
+  const std::string tmp = out + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) throw UserError("--output: cannot write '" + out + "'");
+  std::fputs(s.str().c_str(), f);
+  const bool ok = std::fclose(f) == 0;
+  std::error_code ec;
+  if (ok) fs::rename(tmp, out, ec);
+  if (!ok || ec) {
+    fs::remove(tmp, ec);
+    throw UserError("--output: cannot write '" + out + "'");
+  }
+}
+
+}  // namespace
+
+void set_threads(int threads) {
+#ifdef _OPENMP
+  if (threads > 0) omp_set_num_threads(threads);
+#else
+  (void)threads;
+#endif
+}
+
+int run(const RunArgs& a) {
+  std::vector<std::string> overrides = a.overrides;
+  if (!a.output.empty()) overrides.push_back("output.dir=" + a.output);
+  if (!a.progress.empty()) overrides.push_back("output.progress=" + a.progress);
+  if (a.threads >= 0) overrides.push_back("threads=" + std::to_string(a.threads));
+  const io::RunConfig config = io::load_run_config(a.config, overrides);
+  set_threads(config.threads);
+  std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
+               config.output.dir.c_str());
+  const io::RunReport r = io::run(config, {.resume = a.resume, .max_steps = a.max_steps});
+  std::fprintf(stderr, "jetpde: %s\n", r.result.message.c_str());
+  const auto& m = r.metrics;
+  if (m.count("rel_l2")) {
+    const std::string against = config.reference.exact != "none" ? "the exact solution (" + config.reference.exact + ")"
+                                : config.reference.data            ? "the reference data"
+                                                                   : "the exact solution";
+    std::fprintf(stderr, "jetpde: relative L2 error against %s: %s (max abs %s)\n",
+                 against.c_str(), sci(m.at("rel_l2")).c_str(), sci(m.at("max_abs")).c_str());
+  }
+  for (const auto& [name, value] : r.parameters)
+    std::fprintf(stderr, "jetpde: trained %s = %s\n", name.c_str(),
+                 nn::detail::short_number(value, 6).c_str());
+  std::fprintf(stderr, "jetpde: %d steps in %s (setup %s, output %s); wrote %s/{", r.result.steps,
+               io::format_duration(r.train_seconds).c_str(),
+               io::format_duration(r.setup_seconds).c_str(),
+               io::format_duration(r.output_seconds).c_str(), r.dir.c_str());
+  for (std::size_t i = 0; i < r.files.size(); ++i)
+    std::fprintf(stderr, "%s%s", i ? "," : "", r.files[i].c_str());
+  std::fprintf(stderr, "}\n");
+  return r.result.status == solvers::TrainResult::Status::non_finite ? 3 : 0;
+}
+
+int eval(const EvalArgs& a) {
+  io::LoadedRun run = io::load_run(a.run_dir);
+  set_threads(run.config.threads);
+  const std::vector<std::string>& coords = run.config.spec.domain->coordinate_names();
+  const MatrixD points = read_points(a.points, coords);
+  const std::vector<std::string> names =
+      a.fields.empty() ? run.config.spec.context.field_names() : a.fields;
+  const MatrixD values = run.problem->evaluate_expressions(run.theta, points, names);
+  write_eval(a.output, points, values, coords, names);
+  return 0;
+}
+
+int export_fields(const ExportArgs& a) {
+  io::LoadedRun run = io::load_run(a.run_dir);
+  set_threads(run.config.threads);
+  const std::string dir = a.output.empty() ? a.run_dir : a.output;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UserError("--output: cannot create '" + dir + "': " + ec.message());
+  const io::OutputOptions& o = run.config.output;
+  const std::vector<std::string> files = io::write_grid_output(
+      *run.problem, run.theta, dir,
+      {.grid = {a.grid.empty() ? o.grid : a.grid, a.time_steps > 0 ? a.time_steps : o.time_steps},
+       .quantities = a.quantities.empty() ? o.quantities : a.quantities,
+       .residuals = o.residuals,
+       .vtk = true,
+       .hdf5 = true});
+  std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
+  for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
+  std::fprintf(stderr, " in %s\n", dir.c_str());
+  return 0;
+}
+
+int info(const InfoArgs& a) {
+  if (a.config_reference) {
+    std::fputs(io::schema_markdown().c_str(), stdout);
+    return 0;
+  }
+  if (a.equations) {
+    for (const std::string& name : equations::library_names()) {
+      const equations::LibraryInfo& i = equations::library_info(name);
+      std::printf("%s: %s\n", name.c_str(), i.description.c_str());
+      for (const auto& p : i.parameters)
+        std::printf("    %s = %s  %s\n", p.name.c_str(),
+                    p.default_value.empty() ? "(unset)" : p.default_value.c_str(), p.meaning.c_str());
+    }
+    return 0;
+  }
+  compiler::CompileOptions options = compiler::CompileOptions::from_environment();
+  std::string why_cpu, why_cuda;
+  const bool cpu = compiler::backend_can_run(compiler::Backend::cpu, options, &why_cpu);
+  const bool cuda = compiler::backend_can_run(compiler::Backend::cuda, options, &why_cuda);
+  std::printf("jetpde %s\n", JETPDE_VERSION);
+  std::printf("backends:\n");
+  std::printf("  cpu          %s\n", cpu ? "yes (generated C++ kernels, host compiler found)"
+                                         : ("no: " + why_cpu).c_str());
+  std::printf("  cuda         %s\n", cuda ? "yes" : ("no: " + why_cuda).c_str());
+  std::printf("  interpreter  yes (reference)\n");
+  std::printf("gemm:          %s\n", compiler::sgemm_library());
+  std::printf("bf16 gemm:     %s\n", compiler::native_bf16_gemm_available() ? "native (AVX512-BF16)" : "emulated");
+  std::printf("BLAS:          %s\n", JETPDE_BLAS);
+  std::printf("MPI:           %s\n", std::string(JETPDE_MPI_VERSION).empty() ? "not found at build time" : ("Open MPI / MPI " + std::string(JETPDE_MPI_VERSION)).c_str());
+#ifdef _OPENMP
+  std::printf("threads:       %d (OpenMP)\n", omp_get_max_threads());
+#endif
+  std::printf("compile cache: %s\n", compiler::cache_directory(options.cpu).c_str());
+  return 0;
+}
+
+}  // namespace jetpde::app

@@ -1,0 +1,44 @@
+// The jetpde subcommands, each a function of its parsed options (jetpde.cpp declares the options
+// with CLI11 and calls these). Each returns the process exit status; user errors are thrown as
+// jetpde::UserError and reported by main.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace jetpde::app {
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> overrides;  // --set KEY=VALUE
+  bool resume = false;
+  int max_steps = 0;
+  std::string output;    // --output DIR (output.dir)
+  std::string progress;  // --progress MODE (output.progress)
+  int threads = -1;      // --threads N (threads)
+};
+int run(const RunArgs& args);
+
+struct EvalArgs {
+  std::string run_dir, points, output;
+  std::vector<std::string> fields;  // expressions; empty: every field
+};
+int eval(const EvalArgs& args);
+
+struct ExportArgs {
+  std::string run_dir, output;
+  std::vector<int> grid;
+  int time_steps = 0;
+  std::vector<std::string> quantities;
+};
+int export_fields(const ExportArgs& args);
+
+struct InfoArgs {
+  bool equations = false, config_reference = false;
+};
+int info(const InfoArgs& args);
+
+// Sets the OpenMP thread count (0: leave the default, all cores).
+void set_threads(int threads);
+
+}  // namespace jetpde::app

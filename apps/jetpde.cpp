@@ -1,0 +1,88 @@
+// The jetpde command: run a YAML config, evaluate or export a trained run, describe the build.
+//
+//   jetpde run examples/burgers.yaml [--set training.stages.0.steps=500] [--resume]
+//   jetpde eval runs/burgers --points points.csv --fields u,u_x
+//   jetpde export runs/burgers --grid 201 --time-steps 51
+//   jetpde info [--equations] [--config-reference]
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "apps/commands.h"
+#include "autodiff/errors.h"
+
+int main(int argc, char** argv) {
+  using namespace jetpde::app;
+  CLI::App app{"jetpde " JETPDE_VERSION ": physics-informed neural networks for PDEs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("jetpde ") + JETPDE_VERSION);
+
+  RunArgs run_args;
+  CLI::App* run_cmd = app.add_subcommand("run", "Train the problem a YAML config describes");
+  run_cmd->add_option("config", run_args.config, "The YAML config")->required();
+  run_cmd->add_option("--set", run_args.overrides,
+                      "Override a config value: KEY.PATH=VALUE (list entries by index: "
+                      "training.stages.0.steps=100); repeatable");
+  run_cmd->add_flag("--resume", run_args.resume,
+                    "Continue from the run folder's checkpoint.h5 (same config, same threads)");
+  run_cmd->add_option("--max-steps", run_args.max_steps,
+                      "Cap every training stage at this many steps (smoke tests)")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--output", run_args.output, "Run folder (overrides output.dir)");
+  run_cmd->add_option("--progress", run_args.progress, "auto | line | plain | none")
+      ->check(CLI::IsMember({"auto", "line", "plain", "none"}));
+  run_cmd->add_option("--threads", run_args.threads, "CPU threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+
+  EvalArgs eval_args;
+  CLI::App* eval_cmd = app.add_subcommand("eval", "Evaluate a trained run at given points");
+  eval_cmd->add_option("run_dir", eval_args.run_dir, "A run folder (with checkpoint.h5)")
+      ->required();
+  eval_cmd->add_option("--points", eval_args.points,
+                       "CSV with a column per coordinate, or HDF5 with a dataset 'points'")
+      ->required();
+  eval_cmd->add_option("--fields", eval_args.fields,
+                       "Fields or expressions to evaluate (u,u_x,laplacian(u)); default: every "
+                       "field")
+      ->delimiter(',');
+  eval_cmd->add_option("--output", eval_args.output,
+                       "Write to this .csv, .h5 or .vtu file instead of standard output");
+
+  ExportArgs export_args;
+  CLI::App* export_cmd =
+      app.add_subcommand("export", "Write a trained run's fields on a grid (VTK and HDF5)");
+  export_cmd->add_option("run_dir", export_args.run_dir, "A run folder")->required();
+  export_cmd->add_option("--output", export_args.output, "Folder to write to (default: run_dir)");
+  export_cmd->add_option("--grid", export_args.grid, "Points per axis (one value: every axis)")
+      ->delimiter(',');
+  export_cmd->add_option("--time-steps", export_args.time_steps, "Time levels")
+      ->check(CLI::PositiveNumber);
+  export_cmd->add_option("--quantities", export_args.quantities, "Extra expressions (u_x, ...)")
+      ->delimiter(',');
+
+  InfoArgs info_args;
+  CLI::App* info_cmd =
+      app.add_subcommand("info", "Version, backends, BLAS, CUDA, MPI and the compile cache");
+  info_cmd->add_flag("--equations", info_args.equations, "List the equation library");
+  info_cmd->add_flag("--config-reference", info_args.config_reference,
+                     "Print the config key reference (docs/config.md's table)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*run_cmd) return run(run_args);
+    if (*eval_cmd) return eval(eval_args);
+    if (*export_cmd) return export_fields(export_args);
+    if (*info_cmd) return info(info_args);
+  } catch (const jetpde::UserError& e) {
+    std::fprintf(stderr, "jetpde: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jetpde: internal error: %s\n", e.what());
+    return 70;
+  }
+  return 0;
+}

@@ -1,0 +1,34 @@
+// Checkpoints: everything a run needs to continue exactly where it stopped, in one HDF5 file
+// written to a temporary name and renamed (a crash, even kill -9, leaves the previous checkpoint
+// whole). Layout of checkpoint.h5:
+//
+//   config                 the resolved config (YAML text) the run was started with
+//   step, stage, stage_step, loss, endings
+//   theta                  the parameters (network, then trainable constants), f64
+//   weights/term, weights/slot, slot_losses
+//   adam/m, adam/v, adam/t                                  (stage is Adam)
+//   lbfgs/s, lbfgs/y [pairs, n], lbfgs/g, lbfgs/f, ...      (stage is L-BFGS)
+//   inputs/<name>          the point sets bound at that step; inputs/names lists them
+//   rng/seed, rng/step     every random draw (points, resampling, NTK probes) is a function of
+//                          the seed and the step number, so these two are the whole RNG state
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "solvers/trainer.h"
+
+namespace jetpde::io {
+
+struct Checkpoint {
+  solvers::TrainerState state;
+  std::string config;  // resolved YAML
+  std::uint64_t seed = 0;
+};
+
+// Writes atomically (temporary file + rename). UserError naming the path when it cannot.
+void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+// UserError naming the path and the missing dataset when the file is not a jetpde checkpoint.
+Checkpoint read_checkpoint(const std::string& path);
+
+}  // namespace jetpde::io

@@ -1,0 +1,646 @@
+#include "io/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "autodiff/errors.h"
+#include "equations/library.h"
+#include "equations/parser.h"
+#include "geometry/ball.h"
+#include "geometry/box.h"
+#include "geometry/csg.h"
+#include "geometry/polygon.h"
+#include "geometry/time_product.h"
+#include "io/config_schema.h"
+#include "io/csv.h"
+#include "io/hdf5_read.h"
+#include "nn/activation.h"
+#include "nn/init.h"
+
+namespace jetpde::io {
+namespace {
+
+namespace fs = std::filesystem;
+using Kind = solvers::Condition::Kind;
+
+// An error that already says where it is: not wrapped again by Reader::at.
+class PlacedError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+// Where a value came from: file:line:column when it is in the file, else just the source.
+struct Reader {
+  std::string source, base_dir;
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
+                         const std::string& what) const {
+    const YAML::Mark m = node.Mark();
+    const std::string at = m.is_null() || m.line < 0
+                               ? source + ": "
+                               : source + ":" + std::to_string(m.line + 1) + ":" +
+                                     std::to_string(m.column + 1) + ": ";
+    throw PlacedError(at + path + ": " + what);
+  }
+  // Runs f; a UserError from deeper down (an expression, a geometry) gets this node's place.
+  template <class F>
+  auto at(const YAML::Node& node, const std::string& path, F&& f) const {
+    try {
+      return f();
+    } catch (const PlacedError&) {
+      throw;
+    } catch (const UserError& e) {
+      fail(node, path, e.what());
+    }
+  }
+  std::string path_of(const std::string& file) const {
+    const fs::path p(file);
+    return p.is_absolute() || base_dir.empty() ? p.string() : (fs::path(base_dir) / p).string();
+  }
+};
+
+std::vector<double> numbers(const YAML::Node& n) {
+  std::vector<double> out;
+  if (n)
+    for (const auto& v : n) out.push_back(v.as<double>());
+  return out;
+}
+
+std::vector<std::string> texts(const YAML::Node& n) {
+  std::vector<std::string> out;
+  if (n)
+    for (const auto& v : n) out.push_back(v.as<std::string>());
+  return out;
+}
+
+std::vector<int> integers(const YAML::Node& n) {
+  std::vector<int> out;
+  if (n)
+    for (const auto& v : n) out.push_back(v.as<int>());
+  return out;
+}
+
+// ---- geometry ----------------------------------------------------------------------------------
+
+geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::string& path) {
+  const std::string type = g["type"].as<std::string>();
+  const auto want = [&](const char* k, std::size_t count) {
+    const YAML::Node n = g[k];
+    if (!n) r.fail(g["type"], path + "." + k, "missing (a " + type + " needs it)");
+    const std::vector<double> v = numbers(n);
+    if (count && v.size() != count)
+      r.fail(n, path + "." + k, "a " + type + " needs " + std::to_string(count) + " values, got " +
+                                    std::to_string(v.size()));
+    return v;
+  };
+  return r.at(g["type"], path, [&]() -> geometry::GeometryPtr {
+    if (type == "interval") return geometry::interval(want("min", 1)[0], want("max", 1)[0]);
+    if (type == "rectangle") {
+      const auto lo = want("min", 2), hi = want("max", 2);
+      return geometry::rectangle({lo[0], lo[1]}, {hi[0], hi[1]});
+    }
+    if (type == "box") {
+      const auto lo = want("min", 3), hi = want("max", 3);
+      return geometry::box({lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]});
+    }
+    if (type == "hypercube") return geometry::hypercube(want("min", 0), want("max", 0));
+    if (type == "disk" || type == "sphere") {
+      const auto c = want("center", type == "disk" ? 2 : 3);
+      if (!g["radius"]) r.fail(g["type"], path + ".radius", "missing (a " + type + " needs it)");
+      const double radius = g["radius"].as<double>();
+      return type == "disk" ? geometry::GeometryPtr(geometry::disk({c[0], c[1]}, radius))
+                            : geometry::GeometryPtr(geometry::sphere({c[0], c[1], c[2]}, radius));
+    }
+    if (type == "polygon") {
+      const auto v = want("vertices", 0);
+      if (v.size() % 2 != 0 || v.size() < 6)
+        r.fail(g["vertices"], path + ".vertices",
+               "expected at least 3 vertices as [x0, y0, x1, y1, ...], got " +
+                   std::to_string(v.size()) + " numbers");
+      std::vector<std::array<double, 2>> vertices;
+      for (std::size_t i = 0; i < v.size(); i += 2) vertices.push_back({v[i], v[i + 1]});
+      return geometry::polygon(vertices);
+    }
+    const YAML::Node of = g["of"];
+    if (!of || of.size() < 2)
+      r.fail(g["type"], path + ".of", "a " + type + " needs at least two shapes in `of`");
+    geometry::GeometryPtr out = shape(r, of[0], path + ".of[0]");
+    for (std::size_t i = 1; i < of.size(); ++i) {
+      geometry::GeometryPtr next = shape(r, of[i], path + ".of[" + std::to_string(i) + "]");
+      out = type == "union"          ? geometry::GeometryPtr(geometry::unite(out, next))
+            : type == "intersection" ? geometry::GeometryPtr(geometry::intersect(out, next))
+                                     : geometry::GeometryPtr(geometry::subtract(out, next));
+    }
+    return out;
+  });
+}
+
+geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
+  geometry::GeometryPtr space = shape(r, g, "geometry");
+  if (const YAML::Node names = g["coordinates"])
+    r.at(names, "geometry.coordinates",
+         [&] { std::const_pointer_cast<geometry::Geometry>(space)->set_coordinate_names(texts(names)); });
+  const YAML::Node time = g["time"];
+  if (!time) return space;
+  const std::vector<double> t = numbers(time);
+  if (t.size() != 2 || !(t[1] > t[0]))
+    r.fail(time, "geometry.time", "expected [t0, t1] with t1 > t0");
+  return r.at(time, "geometry.time", [&] {
+    return geometry::GeometryPtr(
+        geometry::time_product(space, t[0], t[1], g["time_coordinate"].as<std::string>()));
+  });
+}
+
+// ---- data files --------------------------------------------------------------------------------
+
+// Grid data: axes from 1-D datasets, values [n1, n2, ...] in the axes' order, row-major.
+PointData read_hdf5_grid(const std::string& file, const YAML::Node& axes,
+                         const std::vector<std::string>& coords,
+                         const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::vector<std::vector<double>> axis_values;
+  std::vector<int> column;
+  for (const auto& item : axes) {
+    const std::string name = item.first.as<std::string>();
+    const auto it = std::find(coords.begin(), coords.end(), name);
+    if (it == coords.end())
+      throw UserError("'" + name + "' is not a coordinate of this problem");
+    column.push_back(static_cast<int>(it - coords.begin()));
+    axis_values.push_back(read_dataset(file, item.second.as<std::string>()).values);
+  }
+  if (axis_values.size() != coords.size())
+    throw UserError("the grid names " + std::to_string(axis_values.size()) + " of the " +
+                    std::to_string(coords.size()) + " coordinates");
+  Eigen::Index n = 1;
+  for (const auto& a : axis_values) n *= static_cast<Eigen::Index>(a.size());
+  PointData out;
+  out.points.resize(n, static_cast<Eigen::Index>(coords.size()));
+  for (Eigen::Index k = 0; k < n; ++k) {
+    Eigen::Index rest = k;
+    for (std::size_t a = axis_values.size(); a-- > 0;) {
+      const auto len = static_cast<Eigen::Index>(axis_values[a].size());
+      out.points(k, column[a]) = axis_values[a][static_cast<std::size_t>(rest % len)];
+      rest /= len;
+    }
+  }
+  out.values.resize(n, static_cast<Eigen::Index>(fields.size()));
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const Dataset d = read_dataset(file, fields[f].second);
+    if (static_cast<Eigen::Index>(d.values.size()) != n)
+      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
+                      " values for a grid of " + std::to_string(n) + " points");
+    for (Eigen::Index k = 0; k < n; ++k) out.values(k, static_cast<Eigen::Index>(f)) = d.values[static_cast<std::size_t>(k)];
+    out.fields.push_back(fields[f].first);
+  }
+  return out;
+}
+
+PointData read_hdf5_points(const std::string& file, const std::string& points,
+                           const std::vector<std::string>& coords,
+                           const std::vector<std::pair<std::string, std::string>>& fields) {
+  PointData out;
+  out.points = read_dataset(file, points).matrix();
+  if (out.points.cols() != static_cast<Eigen::Index>(coords.size()))
+    throw UserError("dataset '" + points + "' has " + std::to_string(out.points.cols()) +
+                    " columns for " + std::to_string(coords.size()) + " coordinates");
+  out.values.resize(out.points.rows(), static_cast<Eigen::Index>(fields.size()));
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const Dataset d = read_dataset(file, fields[f].second);
+    if (static_cast<Eigen::Index>(d.values.size()) != out.points.rows())
+      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
+                      " values for " + std::to_string(out.points.rows()) + " points");
+    for (Eigen::Index k = 0; k < out.points.rows(); ++k)
+      out.values(k, static_cast<Eigen::Index>(f)) = d.values[static_cast<std::size_t>(k)];
+    out.fields.push_back(fields[f].first);
+  }
+  return out;
+}
+
+PointData read_csv_points(const std::string& file, const std::vector<std::string>& coords,
+                          const std::vector<std::pair<std::string, std::string>>& fields) {
+  const CsvTable table = read_csv(file);
+  PointData out;
+  out.points.resize(table.values.rows(), static_cast<Eigen::Index>(coords.size()));
+  for (std::size_t c = 0; c < coords.size(); ++c)
+    out.points.col(static_cast<Eigen::Index>(c)) = table.values.col(table.column(coords[c]));
+  out.values.resize(table.values.rows(), static_cast<Eigen::Index>(fields.size()));
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    out.values.col(static_cast<Eigen::Index>(f)) = table.values.col(table.column(fields[f].second));
+    out.fields.push_back(fields[f].first);
+  }
+  return out;
+}
+
+// A random subset and noise, both from the source's seed.
+void subsample_and_perturb(PointData& d, int samples, double noise, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  if (samples > 0 && samples < d.points.rows()) {
+    std::vector<Eigen::Index> index(static_cast<std::size_t>(d.points.rows()));
+    for (std::size_t i = 0; i < index.size(); ++i) index[i] = static_cast<Eigen::Index>(i);
+    std::shuffle(index.begin(), index.end(), rng);
+    index.resize(static_cast<std::size_t>(samples));
+    std::sort(index.begin(), index.end());
+    MatrixD p(samples, d.points.cols()), v(samples, d.values.cols());
+    for (int i = 0; i < samples; ++i) {
+      p.row(i) = d.points.row(index[static_cast<std::size_t>(i)]);
+      v.row(i) = d.values.row(index[static_cast<std::size_t>(i)]);
+    }
+    d.points = p;
+    d.values = v;
+  }
+  if (noise > 0) {
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (Eigen::Index f = 0; f < d.values.cols(); ++f) {
+      const double mean = d.values.col(f).mean();
+      const double sd = std::sqrt((d.values.col(f) - mean).square().mean());
+      for (Eigen::Index i = 0; i < d.values.rows(); ++i) d.values(i, f) += noise * sd * normal(rng);
+    }
+  }
+}
+
+PointData read_data(const Reader& r, const YAML::Node& n, const std::string& path,
+                    const std::vector<std::string>& coords, std::vector<std::string> wanted) {
+  const std::string file = r.path_of(n["file"].as<std::string>());
+  if (!fs::exists(file))
+    r.fail(n["file"], path + ".file", "no such file: " + file);
+  std::vector<std::pair<std::string, std::string>> fields;
+  if (const YAML::Node map = n["fields"]) {
+    wanted.clear();
+    for (const auto& item : map) fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+  } else {
+    for (const std::string& f : wanted) fields.push_back({f, f});
+  }
+  const std::string ext = fs::path(file).extension().string();
+  PointData d = r.at(n["file"], path, [&] {
+    if (ext == ".csv") return read_csv_points(file, coords, fields);
+    if (ext != ".h5" && ext != ".hdf5")
+      throw UserError("'" + file + "': expected a .h5, .hdf5 or .csv file");
+    if (n["points"]) return read_hdf5_points(file, n["points"].as<std::string>(), coords, fields);
+    if (!n["coordinates"])
+      throw UserError("an HDF5 source needs `coordinates` (a grid) or `points`");
+    return read_hdf5_grid(file, n["coordinates"], coords, fields);
+  });
+  subsample_and_perturb(d, n["samples"].as<int>(), n["noise"].as<double>(),
+                        n["seed"].as<std::uint64_t>());
+  return d;
+}
+
+// ---- problem -----------------------------------------------------------------------------------
+
+double constant_value(const Reader& r, const YAML::Node& v, const std::string& path,
+                      const equations::Context& ctx) {
+  return r.at(v, path, [&] {
+    const equations::Equation e = equations::parse(v.as<std::string>(), ctx);
+    double value = 0;
+    if (!equations::constant_value(e.expr, &value))
+      throw UserError("'" + v.as<std::string>() + "' is not a constant");
+    return value;
+  });
+}
+
+// The context: from a library equation when there is one, else from `fields` and the domain.
+void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
+                   std::vector<std::string>& library_texts) {
+  solvers::ProblemSpec& spec = run.spec;
+  std::vector<std::string> coords = spec.domain->coordinate_names();
+  const auto* tp = dynamic_cast<const geometry::TimeProduct*>(spec.domain.get());
+  std::string time_name = tp ? coords.back() : "";
+  if (tp) coords.pop_back();
+  const YAML::Node eqs = c["equations"];
+  int library_entries = 0;
+  for (std::size_t i = 0; i < eqs.size(); ++i) {
+    const YAML::Node e = eqs[i];
+    const std::string path = "equations[" + std::to_string(i) + "]";
+    const bool lib = static_cast<bool>(e["library"]), expr = static_cast<bool>(e["expression"]);
+    if (lib == expr)
+      r.fail(e[lib ? "library" : "name"] ? e[lib ? "library" : "name"] : eqs, path,
+             "give exactly one of `expression` and `library`");
+    if (!lib) continue;
+    if (++library_entries > 1) r.fail(e["library"], path + ".library", "only one library equation per problem");
+    std::map<std::string, std::string> values;
+    if (e["parameters"])
+      for (const auto& item : e["parameters"]) values[item.first.as<std::string>()] = item.second.as<std::string>();
+    const std::vector<std::string> trainable = texts(e["trainable"]);
+    const equations::Pde pde = r.at(e["library"], path + ".library", [&] {
+      return equations::library_equation(e["library"].as<std::string>(), values,
+                                         {trainable.begin(), trainable.end()});
+    });
+    std::vector<std::string> lib_coords = pde.context.coordinate_names();
+    if (lib_coords != spec.domain->coordinate_names()) {
+      std::string a, b;
+      for (const auto& s : lib_coords) a += (a.empty() ? "" : ", ") + s;
+      for (const auto& s : spec.domain->coordinate_names()) b += (b.empty() ? "" : ", ") + s;
+      r.fail(e["library"], path + ".library",
+             "the equation's coordinates are (" + a + ") but the geometry's are (" + b +
+                 "): set geometry.coordinates / geometry.time, or the library's dim/steady");
+    }
+    spec.context = pde.context;
+    for (const auto& eq : pde.equations) library_texts.push_back(eq.text);
+  }
+  equations::Context& ctx = spec.context;
+  if (library_entries == 0) {
+    r.at(c["fields"], "fields", [&] { ctx.fields(texts(c["fields"])); });
+    ctx.coordinates(coords);
+    if (!time_name.empty()) ctx.time(time_name);
+  }
+  for (const char* section : {"constants", "parameters", "definitions"}) {
+    if (!c[section]) continue;
+    for (const auto& item : c[section]) {
+      const std::string name = item.first.as<std::string>();
+      const std::string path = std::string(section) + "." + name;
+      r.at(item.first, path, [&] {
+        if (std::string(section) == "constants") {
+          ctx.constant(name, constant_value(r, item.second, path, ctx));
+        } else if (std::string(section) == "parameters") {
+          ctx.param(name, constant_value(r, item.second, path, ctx));
+        } else {
+          ctx.define(name, item.second.as<std::string>());
+        }
+      });
+    }
+  }
+}
+
+void build_equations(const Reader& r, const YAML::Node& c, RunConfig& run,
+                     const std::vector<std::string>& library_texts) {
+  solvers::ProblemSpec& spec = run.spec;
+  const YAML::Node eqs = c["equations"];
+  if (!eqs || eqs.size() == 0) r.fail(c, "equations", "missing (at least one equation)");
+  bool named = false;
+  for (std::size_t i = 0; i < eqs.size(); ++i) {
+    const YAML::Node e = eqs[i];
+    const std::string path = "equations[" + std::to_string(i) + "]";
+    std::vector<std::string> these;
+    if (e["library"]) {
+      these = library_texts;
+    } else {
+      these = {e["expression"].as<std::string>()};
+      r.at(e["expression"], path + ".expression", [&] { equations::parse(these[0], spec.context); });
+    }
+    for (std::size_t k = 0; k < these.size(); ++k) {
+      spec.equations.push_back(these[k]);
+      spec.equation_weights.push_back(e["weight"].as<double>());
+      std::string name = e["name"] ? e["name"].as<std::string>() : "";
+      if (!name.empty() && these.size() > 1) name += std::to_string(k + 1);
+      named = named || !name.empty();
+      spec.equation_names.push_back(name);
+    }
+  }
+  if (!named) {
+    spec.equation_names.clear();
+  } else {
+    for (std::size_t i = 0; i < spec.equation_names.size(); ++i)
+      if (spec.equation_names[i].empty())
+        spec.equation_names[i] = i == 0 ? "pde" : "pde" + std::to_string(i + 1);
+  }
+}
+
+void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
+  solvers::ProblemSpec& spec = run.spec;
+  const std::vector<std::string> coords = spec.domain->coordinate_names();
+  const YAML::Node list = c["conditions"];
+  for (std::size_t i = 0; list && i < list.size(); ++i) {
+    const YAML::Node n = list[i];
+    const std::string path = "conditions[" + std::to_string(i) + "]";
+    solvers::Condition cond;
+    cond.kind = solvers::condition_kind_from_name(n["kind"].as<std::string>());
+    if (n["name"]) cond.name = n["name"].as<std::string>();
+    cond.field = n["field"].as<std::string>();
+    cond.on = n["on"] ? n["on"].as<std::string>() : "";
+    cond.value = n["value"].as<std::string>();
+    cond.alpha = n["alpha"].as<double>();
+    cond.beta = n["beta"].as<double>();
+    cond.coordinate = n["coordinate"] ? n["coordinate"].as<std::string>() : "";
+    cond.derivatives = n["derivatives"].as<int>();
+    cond.expression = n["expression"] ? n["expression"].as<std::string>() : "";
+    cond.points = n["points"].as<int>();
+    cond.weight = n["weight"].as<double>();
+    if (cond.kind == Kind::residual && cond.expression.empty())
+      r.fail(n["kind"], path + ".expression", "missing (a residual condition needs it)");
+    if (cond.kind == Kind::periodic && cond.coordinate.empty())
+      r.fail(n["kind"], path + ".coordinate", "missing (a periodic condition needs it)");
+    if (cond.kind == Kind::data) {
+      if (!n["data"]) r.fail(n["kind"], path + ".data", "missing (a data condition needs it)");
+      const PointData d = read_data(r, n["data"], path + ".data", coords, {cond.field});
+      if (d.values.cols() != 1)
+        r.fail(n["data"], path + ".data.fields", "a data condition takes one field");
+      cond.data_points = d.points;
+      cond.data_values = d.values;
+    }
+    spec.conditions.push_back(cond);
+  }
+  const YAML::Node hard = c["hard_constraints"];
+  for (std::size_t i = 0; hard && i < hard.size(); ++i) {
+    const YAML::Node n = hard[i];
+    spec.hard_constraints.push_back({.field = n["field"].as<std::string>(),
+                                     .value = n["value"].as<std::string>(),
+                                     .on = n["on"] ? n["on"].as<std::string>() : "",
+                                     .distance = n["distance"] ? n["distance"].as<std::string>() : ""});
+  }
+}
+
+void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
+  nn::NetworkSpec& net = run.spec.network;
+  net.architecture = nn::architecture_from_name(n["architecture"].as<std::string>());
+  net.hidden = integers(n["hidden"]);
+  net.activation = nn::activation_from_name(n["activation"].as<std::string>());
+  net.init = nn::init_from_name(n["init"].as<std::string>());
+  net.fourier = {.features = n["fourier_features"].as<int>(),
+                 .sigma = n["fourier_sigma"].as<double>(),
+                 .seed = run.seed};
+  const std::vector<std::string> coords = run.spec.domain->coordinate_names();
+  if (n["normalize"].as<bool>()) {
+    const geometry::Bounds b = run.spec.domain->bounds();
+    net.normalization = nn::InputNormalization{b.lo, b.hi};
+  }
+  const YAML::Node periodic = n["periodic"];
+  for (std::size_t i = 0; periodic && i < periodic.size(); ++i) {
+    const YAML::Node p = periodic[i];
+    const std::string name = p["coordinate"].as<std::string>();
+    const auto it = std::find(coords.begin(), coords.end(), name);
+    if (it == coords.end())
+      r.fail(p["coordinate"], "network.periodic[" + std::to_string(i) + "].coordinate",
+             "'" + name + "' is not a coordinate");
+    net.periodic.push_back({.column = static_cast<int>(it - coords.begin()),
+                            .period = p["period"].as<double>(),
+                            .harmonics = p["harmonics"].as<int>()});
+  }
+}
+
+solvers::Stage build_stage(const YAML::Node& s) {
+  solvers::Stage stage;
+  const std::string optimizer = s["optimizer"].as<std::string>();
+  stage.name = s["name"] ? s["name"].as<std::string>() : optimizer;
+  stage.optimizer =
+      optimizer == "lbfgs" ? solvers::Stage::Optimizer::lbfgs : solvers::Stage::Optimizer::adam;
+  stage.steps = s["steps"].as<int>();
+  stage.adam.schedule = {.kind = nn::schedule_kind_from_name(s["schedule"].as<std::string>()),
+                         .lr = s["learning_rate"].as<double>(),
+                         .gamma = s["decay_rate"].as<double>(),
+                         .decay_steps = s["decay_steps"].as<int>(),
+                         .total_steps = stage.steps,
+                         .min_lr = s["min_learning_rate"].as<double>(),
+                         .warmup_steps = s["warmup_steps"].as<int>()};
+  stage.adam.weight_decay = s["weight_decay"].as<double>();
+  stage.adam.decoupled = optimizer == "adamw";
+  stage.lbfgs.history = s["history"].as<int>();
+  stage.lbfgs.gradient_tolerance = s["gradient_tolerance"].as<double>();
+  stage.lbfgs.function_tolerance = s["function_tolerance"].as<double>();
+  stage.lbfgs.max_evaluations = s["max_evaluations"].as<int>();
+  return stage;
+}
+
+void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
+  const YAML::Node t = c["training"];
+  const YAML::Node stages = t["stages"];
+  if (!stages || stages.size() == 0) {
+    run.stages = {solvers::Stage{}};
+  } else {
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const std::string path = "training.stages[" + std::to_string(i) + "]";
+      if (stages[i]["steps"].as<int>() < 1)
+        r.fail(stages[i]["steps"], path + ".steps", "must be at least 1");
+      run.stages.push_back(r.at(stages[i]["optimizer"] ? stages[i]["optimizer"] : stages[i]["steps"],
+                                path, [&] {
+                                  solvers::Stage s = build_stage(stages[i]);
+                                  s.adam.schedule.validate();
+                                  return s;
+                                }));
+    }
+  }
+  const YAML::Node w = t["weighting"];
+  const std::string kind = w["kind"].as<std::string>();
+  run.weighting.kind = kind == "ntk"         ? solvers::Weighting::Kind::ntk
+                       : kind == "annealing" ? solvers::Weighting::Kind::annealing
+                                             : solvers::Weighting::Kind::fixed;
+  run.weighting.every = w["every"].as<int>();
+  run.weighting.momentum = w["momentum"].as<double>();
+  run.weighting.causal_epsilon = w["causal_epsilon"].as<double>();
+}
+
+void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
+  run.spec.sampling = {.method = geometry::sample_method_from_name(s["method"].as<std::string>()),
+                       .seed = run.seed};
+  run.spec.interior_points = s["interior_points"].as<int>();
+  if (run.spec.interior_points < 1)
+    r.fail(s["interior_points"], "sampling.interior_points", "must be at least 1");
+  run.spec.time_chunks = s["time_chunks"].as<int>();
+  run.resample_every = s["resample_every"].as<int>();
+  run.adaptive = s["adaptive"].as<bool>();
+  run.adaptive_candidates = s["adaptive_candidates"].as<int>();
+  if (run.adaptive && run.resample_every < 1)
+    r.fail(s["adaptive"], "sampling.adaptive", "needs sampling.resample_every > 0");
+}
+
+void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
+  Reference& ref = run.reference;
+  ref.exact = n["exact"].as<std::string>();
+  ref.every = n["every"].as<int>();
+  if (n["expressions"])
+    for (const auto& item : n["expressions"]) {
+      const std::string field = item.first.as<std::string>();
+      if (run.spec.context.field_index(field) < 0)
+        r.fail(item.first, "reference.expressions." + field, "'" + field + "' is not a field");
+      ref.expressions[field] = item.second.as<std::string>();
+      r.at(item.second, "reference.expressions." + field,
+           [&] { equations::parse(ref.expressions[field], run.spec.context); });
+    }
+  if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
+    r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
+  if (n["data"])
+    ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
+                         run.spec.context.field_names());
+}
+
+void build_output(const YAML::Node& o, RunConfig& run) {
+  OutputOptions& out = run.output;
+  out.dir = o["dir"] ? o["dir"].as<std::string>() : "runs/" + run.name;
+  out.checkpoint_every = o["checkpoint_every"].as<int>();
+  out.history_every = std::max(1, o["history_every"].as<int>());
+  out.progress = o["progress"].as<std::string>();
+  out.progress_every = std::max(1, o["progress_every"].as<int>());
+  out.grid = integers(o["grid"]);
+  out.time_steps = o["time_steps"].as<int>();
+  out.quantities = texts(o["quantities"]);
+  out.residuals = o["residuals"].as<bool>();
+  out.vtk = o["vtk"].as<bool>();
+  out.hdf5 = o["hdf5"].as<bool>();
+}
+
+RunConfig build(const YAML::Node& c, const Reader& r) {
+  RunConfig run;
+  run.source = r.source;
+  run.resolved = c;
+  run.name = c["name"] ? c["name"].as<std::string>() : fs::path(r.source).stem().string();
+  run.seed = c["seed"].as<std::uint64_t>();
+  run.device = c["device"].as<std::string>();
+  run.require_device = c["require_device"].as<bool>();
+  run.threads = c["threads"].as<int>();
+  const std::string precision = c["precision"].as<std::string>();
+  run.spec.precision = precision == "fp64"   ? compiler::PrecisionPolicy::fp64
+                       : precision == "bf16" ? compiler::PrecisionPolicy::bf16
+                       : precision == "fp16" ? compiler::PrecisionPolicy::fp16
+                       : precision == "auto" ? compiler::PrecisionPolicy::automatic
+                                             : compiler::PrecisionPolicy::fp32;
+  run.spec.domain = domain(r, c["geometry"]);
+  std::vector<std::string> library_texts;
+  build_context(r, c, run, library_texts);
+  build_equations(r, c, run, library_texts);
+  build_sampling(r, c["sampling"], run);
+  build_conditions(r, c, run);
+  build_network(r, c["network"], run);
+  build_training(r, c, run);
+  build_reference(r, c["reference"], run);
+  build_output(c["output"], run);
+  return run;
+}
+
+// Data file paths made absolute (relative ones are relative to the config's folder), so that the
+// resolved config written into a run folder still finds them.
+void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
+  const auto fix = [&](YAML::Node source) {
+    if (!source.IsMap() || !source["file"] || !source["file"].IsScalar()) return;
+    const fs::path p(source["file"].Scalar());
+    if (p.is_absolute()) return;
+    source["file"] = fs::absolute(fs::path(base_dir.empty() ? "." : base_dir) / p).lexically_normal().string();
+  };
+  if (raw["reference"] && raw["reference"].IsMap()) fix(raw["reference"]["data"]);
+  if (raw["conditions"] && raw["conditions"].IsSequence())
+    for (std::size_t i = 0; i < raw["conditions"].size(); ++i)
+      if (raw["conditions"][i].IsMap()) fix(raw["conditions"][i]["data"]);
+}
+
+}  // namespace
+
+RunConfig run_config_from_text(const std::string& text, const std::string& source,
+                               const std::string& base_dir,
+                               const std::vector<std::string>& overrides) {
+  YAML::Node raw;
+  try {
+    raw = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw UserError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                    std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!raw.IsMap() && !raw.IsNull())
+    throw UserError(source + ": expected a mapping of keys at the top, got " +
+                    (raw.IsSequence() ? std::string("a list") : "'" + raw.Scalar() + "'"));
+  for (const std::string& o : overrides) apply_override(raw, o);
+  if (raw.IsMap()) absolute_data_paths(raw, base_dir);
+  const YAML::Node resolved = resolve_config(raw, source);
+  return build(resolved, Reader{source, base_dir});
+}
+
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot read the config file (" + std::strerror(errno) + ")");
+  std::stringstream text;
+  text << in.rdbuf();
+  return run_config_from_text(text.str(), path, fs::path(path).parent_path().string(), overrides);
+}
+
+}  // namespace jetpde::io

@@ -1,0 +1,76 @@
+// A run described by a YAML config (DESIGN.md section 10): the file is checked against the schema
+// (config_schema.h), `--set` overrides are applied, defaults are filled in, and the result becomes
+// a solvers::ProblemSpec, the trainer's stages and weighting, the reference to measure against and
+// what to write.
+//
+//   io::RunConfig run = io::load_run_config("examples/burgers.yaml", {"training.stages.0.steps=50"});
+//   solvers::Problem problem(run.spec);
+//
+// Every error names the key path and, where the value came from the file, file:line:column.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "autodiff/primitive.h"
+#include "solvers/problem.h"
+#include "solvers/trainer.h"
+
+namespace jetpde::io {
+
+// Values read from a file (reference data, or measurements for a data condition): points
+// [n, coordinates] in the problem's coordinate order and values [n, fields].
+struct PointData {
+  MatrixD points, values;
+  std::vector<std::string> fields;
+};
+
+struct Reference {
+  std::string exact = "none";                    // a built-in exact solution
+  std::map<std::string, std::string> expressions;  // field -> exact solution
+  std::optional<PointData> data;
+  int every = 0;
+  bool any() const { return exact != "none" || !expressions.empty() || data.has_value(); }
+};
+
+struct OutputOptions {
+  std::string dir;
+  int checkpoint_every = 1000, history_every = 10, progress_every = 100;
+  std::string progress = "auto";
+  std::vector<int> grid{101};
+  int time_steps = 11;
+  std::vector<std::string> quantities;
+  bool residuals = true, vtk = true, hdf5 = true;
+};
+
+struct RunConfig {
+  std::string name;
+  std::string source;      // the config file
+  YAML::Node resolved;     // with every default; written into the run folder
+  solvers::ProblemSpec spec;
+  std::vector<solvers::Stage> stages;
+  solvers::Weighting weighting;
+  std::uint64_t seed = 0;
+  int resample_every = 0;
+  bool adaptive = false;
+  int adaptive_candidates = 0;
+  std::string device = "auto";
+  bool require_device = false;
+  int threads = 0;
+  Reference reference;
+  OutputOptions output;
+};
+
+// Reads, overrides, validates and converts. UserError for a file that cannot be read or parsed
+// (with yaml-cpp's line and column), and for anything the schema or the problem rejects.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same from YAML text; relative data paths are relative to `base_dir`.
+RunConfig run_config_from_text(const std::string& text, const std::string& source,
+                               const std::string& base_dir,
+                               const std::vector<std::string>& overrides = {});
+
+}  // namespace jetpde::io

@@ -1,0 +1,537 @@
+#include "io/config_schema.h"
+
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "autodiff/errors.h"
+
+namespace jetpde::io {
+namespace {
+
+using Ptr = std::shared_ptr<const Key>;
+using T = Key::Type;
+
+Ptr key(std::string name, T type, std::string default_value, std::string doc) {
+  auto k = std::make_shared<Key>();
+  k->name = std::move(name);
+  k->type = type;
+  k->default_value = std::move(default_value);
+  k->doc = std::move(doc);
+  return k;
+}
+
+Ptr required(Ptr k);
+
+Ptr required(std::string name, T type, std::string doc) {
+  return required(key(std::move(name), type, "", std::move(doc)));
+}
+
+Ptr choice(std::string name, std::vector<std::string> choices, std::string default_value,
+           std::string doc) {
+  auto k = std::make_shared<Key>(*key(std::move(name), T::choice, std::move(default_value),
+                                      std::move(doc)));
+  k->choices = std::move(choices);
+  return k;
+}
+
+Ptr group(std::string name, T type, std::string doc, std::vector<Ptr> children) {
+  auto k = std::make_shared<Key>(*key(std::move(name), type, "", std::move(doc)));
+  k->children = std::move(children);
+  return k;
+}
+
+Ptr required(Ptr k) {
+  auto copy = std::make_shared<Key>(*k);
+  copy->required = true;
+  return copy;
+}
+
+Ptr geometry_schema() {
+  auto g = std::make_shared<Key>(*group(
+      "geometry", T::object,
+      "The spatial domain, optionally times a time interval. Boxes: `min`, `max`; disk and "
+      "sphere: `center`, `radius`; polygon: `vertices`; union, intersection, difference: `of`.",
+      {required(choice("type",
+                       {"interval", "rectangle", "box", "hypercube", "disk", "sphere", "polygon",
+                        "union", "intersection", "difference"},
+                       "", "The shape, or how the shapes in `of` combine (difference: the first "
+                           "minus the others).")),
+       key("min", T::numbers, "", "Lower corner of an interval, rectangle, box or hypercube."),
+       key("max", T::numbers, "", "Upper corner."),
+       key("center", T::numbers, "", "Center of a disk or sphere."),
+       key("radius", T::number, "", "Radius of a disk or sphere."),
+       key("vertices", T::numbers,
+           "", "Polygon vertices, counter-clockwise, flattened: [x0, y0, x1, y1, ...]."),
+       key("coordinates", T::strings, "",
+           "Names of the spatial coordinates (default x, y, z; x1, x2, ... above 3-D)."),
+       key("time", T::numbers, "", "[t0, t1]: the domain is the shape times this time interval."),
+       key("time_coordinate", T::string, "t", "Name of the time coordinate.")}));
+  // `of` holds geometries with these same keys, itself included: a cycle of shared pointers,
+  // which lives as long as the program does.
+  auto of = std::make_shared<Key>(*group(
+      "of", T::list,
+      "The shapes a union, intersection or difference combines; each is a geometry (these same "
+      "keys; `time` only on the outermost).",
+      {}));
+  g->children.push_back(of);
+  of->children = g->children;
+  return g;
+}
+
+Ptr data_source(std::string name, std::string doc) {
+  auto k = std::make_shared<Key>(*group(
+      std::move(name), T::object, std::move(doc),
+      {required("file", T::string,
+                "HDF5 (.h5, .hdf5) or CSV (.csv) file; a relative path is relative to the "
+                "config file's folder."),
+       key("coordinates", T::table, "",
+           "HDF5: coordinate name -> dataset of its axis values (a grid), in the order of the "
+           "value datasets' axes; CSV: not used (columns are named by coordinate)."),
+       key("points", T::string, "",
+           "HDF5: a dataset [n, dims] of scattered points, columns in coordinate order (instead "
+           "of `coordinates`)."),
+       key("fields", T::table, "",
+           "Field name -> dataset (HDF5) or column (CSV) holding its values; default: each "
+           "field's own name."),
+       key("samples", T::integer, "0", "Use a random subset of this many points (0: all)."),
+       key("noise", T::number, "0",
+           "Gaussian noise added to the values, as a fraction of each field's standard "
+           "deviation."),
+       key("seed", T::integer, "0", "Seed of the subset and the noise.")}));
+  k->optional = true;
+  return k;
+}
+
+Ptr stage_schema() {
+  return group(
+      "stages", T::list, "Optimizer stages, run in order.",
+      {key("name", T::string, "", "Label in the progress line and history (default: optimizer)."),
+       choice("optimizer", {"adam", "adamw", "lbfgs"}, "adam", "The optimizer."),
+       key("steps", T::integer, "1000", "Adam updates, or L-BFGS iterations."),
+       key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate."),
+       choice("schedule", {"constant", "exponential", "step", "cosine"}, "constant",
+              "Adam: learning-rate schedule."),
+       key("decay_rate", T::number, "0.9", "exponential, step: factor per `decay_steps`."),
+       key("decay_steps", T::integer, "1000", "exponential, step: steps per decay."),
+       key("min_learning_rate", T::number, "0", "cosine: the final rate."),
+       key("warmup_steps", T::integer, "0", "Linear warm-up from 0 over this many steps."),
+       key("weight_decay", T::number, "0", "Adam: L2 penalty; AdamW: decoupled decay."),
+       key("history", T::integer, "50", "L-BFGS: stored correction pairs."),
+       key("gradient_tolerance", T::number, "1e-9", "L-BFGS: stop when max |g| is below."),
+       key("function_tolerance", T::number, "1e-12",
+           "L-BFGS: stop when the relative change of the loss is below."),
+       key("max_evaluations", T::integer, "0", "L-BFGS: loss evaluations in all (0: no limit).")});
+}
+
+Ptr build_schema() {
+  return group(
+      "", T::object, "",
+      {key("name", T::string, "", "Run name (default: the config file's name)."),
+       key("seed", T::integer, "0", "Seed of the network's initialization and the sampling."),
+       choice("precision", {"fp64", "fp32", "bf16", "fp16", "auto"}, "fp32",
+              "Arithmetic of the compiled training step."),
+       choice("device", {"auto", "cpu", "cuda"}, "auto",
+              "auto: a CUDA GPU when one answers, else the CPU; cuda: the GPU, falling back to "
+              "the CPU with a warning when none answers; cpu."),
+       key("require_device", T::boolean, "false",
+           "With device: cuda, no GPU is an error instead of a fallback."),
+       key("threads", T::integer, "0", "CPU threads (0: all cores)."),
+       geometry_schema(),
+       key("fields", T::strings, "[u]", "The unknown fields (the network's outputs)."),
+       key("constants", T::table, "", "Named constants: number or expression (`0.01/pi`)."),
+       key("parameters", T::table, "",
+           "Trainable constants with their initial values (inverse problems)."),
+       key("definitions", T::table, "",
+           "Named sub-expressions usable in equations and conditions (`f: sin(pi*x)`)."),
+       group("equations", T::list,
+             "The PDE residuals: each entry is an `expression` or a `library` equation.",
+             {key("expression", T::string, "", "A residual, e.g. `u_t + u*u_x - nu*u_xx`."),
+              key("library", T::string, "",
+                  "A library equation (`jetpde info --equations` lists them); it declares its "
+                  "fields, coordinates and constants."),
+              key("parameters", T::table, "", "Library: parameter values (expression text)."),
+              key("trainable", T::strings, "[]",
+                  "Library: parameters to train (their values are initial guesses)."),
+              key("name", T::string, "", "Loss-term name (default pde, pde2, ...)."),
+              key("weight", T::number, "1", "Initial loss weight.")}),
+       group("conditions", T::list, "Boundary, initial and data conditions.",
+             {required(choice("kind",
+                              {"dirichlet", "neumann", "robin", "periodic", "initial_value",
+                               "initial_rate", "data", "residual"},
+                              "", "The condition.")),
+              key("name", T::string, "", "Loss-term name (default: kind and field)."),
+              key("field", T::string, "u", "The field it constrains."),
+              key("on", T::string, "",
+                  "Boundary piece: a name (left, x_min, top, spatial, initial, ...) or a "
+                  "predicate (`x == 0 and y > 0.5`); empty: the whole boundary."),
+              key("value", T::string, "0", "g: an expression of the coordinates."),
+              key("alpha", T::number, "1", "robin: alpha u + beta du/dn = g."),
+              key("beta", T::number, "1", "robin."),
+              key("coordinate", T::string, "", "periodic: the periodic coordinate."),
+              key("derivatives", T::integer, "0", "periodic: orders 0..this are matched."),
+              key("expression", T::string, "", "residual: any expression = 0 on the piece."),
+              key("points", T::integer, "256", "Sampled points (periodic: pairs)."),
+              key("weight", T::number, "1", "Initial loss weight."),
+              data_source("data", "data: the measurements to fit.")}),
+       group("hard_constraints", T::list,
+             "Conditions built into a field: field = value + D * network, exact where D = 0.",
+             {key("field", T::string, "u", "The field."),
+              key("value", T::string, "0", "g: the field's value where D = 0."),
+              key("on", T::string, "",
+                  "Pieces for an automatic D (comma-separated; empty: the whole boundary)."),
+              key("distance", T::string, "", "D as an expression, instead of `on`.")}),
+       group("network", T::object, "The neural network.",
+             {choice("architecture", {"mlp", "modified_mlp"}, "mlp", "Plain or modified MLP."),
+              key("hidden", T::integers, "[64, 64, 64, 64]", "Hidden layer widths."),
+              choice("activation", {"tanh", "sin", "silu", "sigmoid", "softplus"}, "tanh",
+                     "Activation."),
+              choice("init",
+                     {"glorot_normal", "glorot_uniform", "he_normal", "he_uniform"},
+                     "glorot_normal", "Weight initializer (seeded by `seed`)."),
+              key("normalize", T::boolean, "true",
+                  "Map the domain's bounding box to [-1, 1] at the input."),
+              key("fourier_features", T::integer, "0", "Random Fourier features (0: none)."),
+              key("fourier_sigma", T::number, "1", "Their frequency scale."),
+              group("periodic", T::list, "Exactly periodic inputs (cos/sin embedding).",
+                    {required("coordinate", T::string, "The periodic coordinate."),
+                     required("period", T::number, "Its period."),
+                     key("harmonics", T::integer, "1", "Frequencies 1..harmonics.")})}),
+       group("sampling", T::object, "Collocation points.",
+             {choice("method", {"random", "lhs", "halton", "sobol", "grid"}, "sobol",
+                     "Point sequence."),
+              key("interior_points", T::integer, "2048", "Interior collocation points."),
+              key("resample_every", T::integer, "0",
+                  "Draw every point set again every this many Adam steps (0: never)."),
+              key("adaptive", T::boolean, "false",
+                  "Residual-based adaptive resampling (RAD) of the interior points."),
+              key("adaptive_candidates", T::integer, "0",
+                  "RAD: candidates per draw (0: 8 x interior_points)."),
+              key("time_chunks", T::integer, "1",
+                  "Causal weighting: interior points ordered by time in this many chunks.")}),
+       group("training", T::object, "Optimization.",
+             {stage_schema(),
+              group("weighting", T::object, "Loss weights.",
+                    {choice("kind", {"fixed", "annealing", "ntk"}, "fixed",
+                            "fixed, learning-rate annealing or NTK weighting."),
+                     key("every", T::integer, "100", "Adam steps between weight updates."),
+                     key("momentum", T::number, "0.9", "Moving-average factor."),
+                     key("causal_epsilon", T::number, "0",
+                         "Causal weighting strength (needs sampling.time_chunks > 1).")})}),
+       group("reference", T::object, "What to measure the error against.",
+             {choice("exact", {"none", "burgers_sine"}, "none",
+                     "A built-in exact solution: burgers_sine is Burgers with u0 = -sin(pi x) on "
+                     "[-1, 1] (Cole-Hopf, by quadrature; nu from `constants`)."),
+              key("expressions", T::table, "",
+                  "Field -> exact solution as an expression of the coordinates."),
+              data_source("data", "Reference values from a file."),
+              key("every", T::integer, "0", "Validate every this many steps (0: at the end).")}),
+       group("output", T::object, "What the run writes.",
+             {key("dir", T::string, "",
+                  "Run folder (default runs/NAME, relative to the working directory)."),
+              key("checkpoint_every", T::integer, "1000",
+                  "Steps between checkpoints (checkpoint.h5)."),
+              key("history_every", T::integer, "10", "Steps between rows of history.csv."),
+              choice("progress", {"auto", "line", "plain", "none"}, "auto",
+                     "auto: one updating line on a terminal, plain lines otherwise."),
+              key("progress_every", T::integer, "100", "Steps between plain progress lines."),
+              key("grid", T::integers, "[101]",
+                  "Points per spatial axis of the output grid (one value: every axis)."),
+              key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
+              key("quantities", T::strings, "[]",
+                  "Extra expressions on the grid: derivatives (`u_x`), anything else."),
+              key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
+              key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."),
+              key("hdf5", T::boolean, "true", "Write fields.h5.")})});
+}
+
+// ---- validation --------------------------------------------------------------------------------
+
+std::string where(const YAML::Node& node, const std::string& source) {
+  const YAML::Mark m = node.Mark();
+  if (m.is_null() || m.line < 0) return source.empty() ? "" : source + ": ";
+  return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
+
+[[noreturn]] void fail(const YAML::Node& node, const std::string& source, const std::string& path,
+                       const std::string& what) {
+  throw UserError(where(node, source) + (path.empty() ? "config" : path) + ": " + what);
+}
+
+std::string type_name(T type) {
+  switch (type) {
+    case T::string: return "text";
+    case T::integer: return "integer";
+    case T::number: return "number";
+    case T::boolean: return "true or false";
+    case T::choice: return "choice";
+    case T::numbers: return "list of numbers";
+    case T::integers: return "list of integers";
+    case T::strings: return "list of texts";
+    case T::table: return "mapping of names to values";
+    case T::object: return "mapping";
+    case T::list: return "list of mappings";
+  }
+  return "?";
+}
+
+std::string shown(const YAML::Node& node) {
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+bool parse_number(const std::string& s, double* value) {
+  if (s == ".inf" || s == ".nan" || s == "-.inf") return false;
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, *value);
+  return ec == std::errc() && p == end && std::isfinite(*value);
+}
+
+bool parse_integer(const std::string& s, long long* value) {
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, *value);
+  return ec == std::errc() && p == end;
+}
+
+void check_scalar(const Key& k, const YAML::Node& n, const std::string& src,
+                  const std::string& path) {
+  if (!n.IsScalar()) fail(n, src, path, "expected " + type_name(k.type) + ", got " + shown(n));
+  const std::string& s = n.Scalar();
+  double d;
+  long long i;
+  switch (k.type) {
+    case T::integer:
+      if (!parse_integer(s, &i)) fail(n, src, path, "'" + s + "' is not an integer");
+      break;
+    case T::number:
+      if (!parse_number(s, &d)) fail(n, src, path, "'" + s + "' is not a finite number");
+      break;
+    case T::boolean:
+      if (s != "true" && s != "false") fail(n, src, path, "'" + s + "' is not true or false");
+      break;
+    case T::choice: {
+      bool ok = false;
+      std::string list;
+      for (const std::string& c : k.choices) {
+        ok = ok || c == s;
+        list += (list.empty() ? "" : ", ") + c;
+      }
+      if (!ok) fail(n, src, path, "'" + s + "' is not one of " + list);
+      break;
+    }
+    default: break;
+  }
+}
+
+YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
+                   const std::string& path);
+
+YAML::Node resolve_object(const Key& k, const YAML::Node& n, const std::string& src,
+                          const std::string& path) {
+  if (!n.IsMap()) fail(n, src, path, "expected a mapping, got " + shown(n));
+  std::set<std::string> seen;
+  for (const auto& item : n) {
+    const std::string name = item.first.as<std::string>();
+    if (!seen.insert(name).second)
+      fail(item.first, src, (path.empty() ? "" : path + ".") + name,
+           "given twice (a YAML mapping holds each key once)");
+    if (!k.child(name)) {
+      std::string known;
+      for (const Ptr& c : k.children) known += (known.empty() ? "" : ", ") + c->name;
+      fail(item.first, src, (path.empty() ? "" : path + ".") + name,
+           "unknown key (known here: " + known + ")");
+    }
+  }
+  YAML::Node out(YAML::NodeType::Map);
+  for (const Ptr& c : k.children) {
+    const std::string p = (path.empty() ? "" : path + ".") + c->name;
+    const YAML::Node v = n[c->name];
+    if (v && !v.IsNull()) {
+      out[c->name] = resolve(*c, v, src, p);
+    } else if (c->required) {
+      fail(n, src, p, "missing (required)");
+    } else if (c->type == T::object && !c->optional) {
+      out[c->name] = resolve(*c, YAML::Node(YAML::NodeType::Map), src, p);
+    } else if (!c->default_value.empty()) {
+      out[c->name] = YAML::Load(c->default_value);
+    }
+  }
+  return out;
+}
+
+YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
+                   const std::string& path) {
+  switch (k.type) {
+    case T::object: return resolve_object(k, n, src, path);
+    case T::list: {
+      if (!n.IsSequence()) fail(n, src, path, "expected a list of mappings, got " + shown(n));
+      YAML::Node out(YAML::NodeType::Sequence);
+      for (std::size_t i = 0; i < n.size(); ++i)
+        out.push_back(resolve_object(k, n[i], src, path + "[" + std::to_string(i) + "]"));
+      return out;
+    }
+    case T::numbers:
+    case T::integers:
+    case T::strings: {
+      const Key element{.name = k.name,
+                        .type = k.type == T::numbers    ? T::number
+                                : k.type == T::integers ? T::integer
+                                                        : T::string};
+      if (n.IsScalar() && k.type == T::strings) {
+        YAML::Node out(YAML::NodeType::Sequence);
+        out.push_back(n.Scalar());
+        return out;
+      }
+      if (!n.IsSequence()) fail(n, src, path, "expected a " + type_name(k.type) + ", got " + shown(n));
+      for (std::size_t i = 0; i < n.size(); ++i)
+        check_scalar(element, n[i], src, path + "[" + std::to_string(i) + "]");
+      return n;  // the node itself: later errors can still point at its line
+    }
+    case T::table: {
+      if (!n.IsMap()) fail(n, src, path, "expected a mapping of names to values, got " + shown(n));
+      for (const auto& item : n)
+        if (!item.second.IsScalar())
+          fail(item.second, src, path + "." + item.first.as<std::string>(),
+               "expected a number or an expression, got " + shown(item.second));
+      return n;
+    }
+    default:
+      check_scalar(k, n, src, path);
+      return n;
+  }
+}
+
+void collect_paths(const Key& k, const std::string& path, std::vector<std::string>& out,
+                   std::set<const Key*>& seen) {
+  for (const Ptr& c : k.children) {
+    const std::string p = (path.empty() ? "" : path + ".") + c->name +
+                          (c->type == T::list ? "[]" : "");
+    out.push_back(p);
+    // A self-referencing key (geometry.of) is listed once, not descended into again.
+    if ((c->type == T::object || c->type == T::list) && seen.insert(c.get()).second)
+      collect_paths(*c, p, out, seen);
+  }
+}
+
+const Key* find_key(const Key& root, const std::string& path) {
+  // "training.stages[].optimizer" -> the key.
+  const Key* k = &root;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.size() > 2 && part.compare(part.size() - 2, 2, "[]") == 0) part.resize(part.size() - 2);
+    k = k->child(part);
+    if (!k) return nullptr;
+  }
+  return k;
+}
+
+}  // namespace
+
+const Key* Key::child(const std::string& key) const {
+  for (const Ptr& c : children)
+    if (c->name == key) return c.get();
+  return nullptr;
+}
+
+const Key& config_schema() {
+  static const Ptr root = build_schema();
+  return *root;
+}
+
+YAML::Node resolve_config(const YAML::Node& config, const std::string& source) {
+  if (!config || config.IsNull()) throw UserError(source + ": the config is empty");
+  return resolve(config_schema(), config, source, "");
+}
+
+namespace {
+
+// A copy without positions: an override's value has no line in the config file.
+YAML::Node without_marks(const YAML::Node& n) {
+  if (n.IsScalar()) return YAML::Node(n.Scalar());
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const auto& item : n) out.push_back(without_marks(item));
+    return out;
+  }
+  if (n.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& item : n) out[item.first.Scalar()] = without_marks(item.second);
+    return out;
+  }
+  return YAML::Node();
+}
+
+}  // namespace
+
+void apply_override(YAML::Node& config, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UserError("--set " + assignment + ": expected KEY=VALUE (e.g. training.stages.0.steps=100)");
+  const std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = without_marks(YAML::Load(assignment.substr(eq + 1)));
+  } catch (const YAML::Exception& e) {
+    throw UserError("--set " + assignment + ": the value is not valid YAML (" + e.msg + ")");
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.empty()) throw UserError("--set " + assignment + ": empty key in '" + path + "'");
+    parts.push_back(part);
+  }
+  // yaml-cpp nodes are handles: walking with operator[] on copies edits `config` in place.
+  std::vector<YAML::Node> chain{config};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node at = chain.back();
+    long long index;
+    if (at.IsSequence() && parse_integer(parts[i], &index)) {
+      if (index < 0 || index >= static_cast<long long>(at.size()))
+        throw UserError("--set " + assignment + ": " + parts[i] + " is out of range (the list has " +
+                        std::to_string(at.size()) + " entries)");
+      chain.push_back(at[static_cast<std::size_t>(index)]);
+    } else {
+      if (at.IsScalar()) throw UserError("--set " + assignment + ": '" + parts[i - (i > 0)] + "' is not a mapping");
+      chain.push_back(at[parts[i]]);
+    }
+  }
+  YAML::Node last = chain.back();
+  long long index;
+  if (last.IsSequence() && parse_integer(parts.back(), &index)) {
+    if (index < 0 || index >= static_cast<long long>(last.size()))
+      throw UserError("--set " + assignment + ": " + parts.back() + " is out of range (the list has " +
+                      std::to_string(last.size()) + " entries)");
+    last[static_cast<std::size_t>(index)] = value;
+  } else {
+    last[parts.back()] = value;
+  }
+}
+
+std::vector<std::string> schema_paths() {
+  std::vector<std::string> out;
+  std::set<const Key*> seen;
+  collect_paths(config_schema(), "", out, seen);
+  return out;
+}
+
+std::string schema_markdown() {
+  std::ostringstream md;
+  md << "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const std::string& path : schema_paths()) {
+    const Key* k = find_key(config_schema(), path);
+    std::string type = type_name(k->type);
+    if (k->type == T::choice) {
+      type.clear();
+      for (const std::string& c : k->choices) type += (type.empty() ? "" : " \\| ") + c;
+    }
+    const std::string def = k->required ? "required" : k->default_value;
+    md << "| `" << path << "` | " << type << " | " << (def.empty() ? "" : "`" + def + "`")
+       << " | " << k->doc << " |\n";
+  }
+  return md.str();
+}
+
+}  // namespace jetpde::io

@@ -1,0 +1,205 @@
+// The YAML config: schema checks with key paths and lines, defaults, --set overrides, conversion
+// into a ProblemSpec, data sources, and docs/config.md against the schema.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "io/config.h"
+#include "io/config_schema.h"
+#include "tests/support/user_error.h"
+
+namespace jetpde::io {
+namespace {
+
+using jetpde::testing::expect_user_error;
+namespace fs = std::filesystem;
+
+const std::string kBurgers = R"(name: b
+geometry:
+  type: interval
+  min: [-1]
+  max: [1]
+  time: [0, 1]
+constants:
+  nu: 0.01/pi
+equations:
+  - expression: u_t + u*u_x - nu*u_xx
+conditions:
+  - kind: initial_value
+    value: -sin(pi*x)
+  - kind: dirichlet
+    on: spatial
+training:
+  stages:
+    - optimizer: adam
+      steps: 10
+)";
+
+RunConfig from(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return run_config_from_text(text, "test.yaml", "", overrides);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(Config, DefaultsFillEveryKey) {
+  const RunConfig c = from(kBurgers);
+  EXPECT_EQ(c.name, "b");
+  EXPECT_EQ(c.resolved["precision"].as<std::string>(), "fp32");
+  EXPECT_EQ(c.resolved["network"]["hidden"].size(), 4u);
+  EXPECT_EQ(c.resolved["sampling"]["interior_points"].as<int>(), 2048);
+  EXPECT_EQ(c.resolved["training"]["stages"][0]["learning_rate"].as<double>(), 1e-3);
+  EXPECT_EQ(c.resolved["output"]["checkpoint_every"].as<int>(), 1000);
+  EXPECT_FALSE(c.resolved["reference"]["data"]);  // an optional object stays absent
+  EXPECT_EQ(c.output.dir, "runs/b");
+  ASSERT_EQ(c.spec.conditions.size(), 2u);
+  EXPECT_EQ(c.spec.conditions[0].value, "-sin(pi*x)");
+  EXPECT_EQ(c.spec.context.coordinate_names(), (std::vector<std::string>{"x", "t"}));
+  EXPECT_NEAR(c.spec.context.find("nu")->value, 0.01 / 3.141592653589793, 1e-17);
+  EXPECT_EQ(c.stages.size(), 1u);
+  EXPECT_EQ(c.stages[0].steps, 10);
+  ASSERT_TRUE(c.spec.network.normalization.has_value());
+  EXPECT_EQ(c.spec.network.normalization->lower, (std::vector<double>{-1, 0}));
+}
+
+TEST(Config, OverridesWithSet) {
+  const RunConfig c = from(kBurgers, {"training.stages.0.steps=77", "network.hidden=[8, 8]",
+                                      "sampling.method=halton", "output.dir=/tmp/x"});
+  EXPECT_EQ(c.stages[0].steps, 77);
+  EXPECT_EQ(c.spec.network.hidden, (std::vector<int>{8, 8}));
+  EXPECT_EQ(c.output.dir, "/tmp/x");
+  expect_user_error([] { from(kBurgers, {"training.stages.3.steps=1"}); },
+                    "--set training.stages.3.steps=1: 3 is out of range (the list has 1 entries)");
+  expect_user_error([] { from(kBurgers, {"seed"}); },
+                    "--set seed: expected KEY=VALUE (e.g. training.stages.0.steps=100)");
+  // An override is checked like the file, without a line.
+  expect_user_error([] { from(kBurgers, {"seed=abc"}); }, "test.yaml: seed: 'abc' is not an integer");
+  expect_user_error([] { from(kBurgers, {"netwrok.hidden=[1]"}); },
+                    "test.yaml: netwrok: unknown key (known here: name, seed, precision, device, "
+                    "require_device, threads, geometry, fields, constants, parameters, "
+                    "definitions, equations, conditions, hard_constraints, network, sampling, "
+                    "training, reference, output)");
+}
+
+TEST(Config, MalformedYamlNamesTheLine) {
+  expect_user_error([] { from("geometry:\n  type: interval\n  min: [-1\n"); },
+                    "test.yaml:4:1: not valid YAML: end of sequence flow not found");
+}
+
+TEST(Config, UnknownKeyNamesThePathAndLine) {
+  expect_user_error([] { from(replaced(kBurgers, "    - optimizer: adam\n", "    - optimizer: adam\n      lr: 0.1\n")); },
+                    "test.yaml:19:7: training.stages[0].lr: unknown key (known here: name, "
+                    "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
+                    "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
+                    "function_tolerance, max_evaluations)");
+}
+
+TEST(Config, WrongTypesAndValues) {
+  expect_user_error([] { from(replaced(kBurgers, "steps: 10", "steps: ten")); },
+                    "test.yaml:19:14: training.stages[0].steps: 'ten' is not an integer");
+  expect_user_error([] { from(replaced(kBurgers, "optimizer: adam", "optimizer: adma")); },
+                    "test.yaml:18:18: training.stages[0].optimizer: 'adma' is not one of adam, "
+                    "adamw, lbfgs");
+  expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: -1")); },
+                    "test.yaml:4:8: geometry.min: expected a list of numbers, got '-1'");
+  expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: [a]")); },
+                    "test.yaml:4:9: geometry.min[0]: 'a' is not a finite number");
+  expect_user_error([] { from(replaced(kBurgers, "type: interval", "type: rectangle")); },
+                    "test.yaml:4:8: geometry.min: a rectangle needs 2 values, got 1");
+  expect_user_error([] { from(replaced(kBurgers, "  type: interval\n", "")); },
+                    "test.yaml:3:3: geometry.type: missing (required)");
+  expect_user_error([] { from(replaced(kBurgers, "steps: 10", "steps: 0")); },
+                    "test.yaml:19:14: training.stages[0].steps: must be at least 1");
+}
+
+TEST(Config, ExpressionErrorsKeepTheirColumn) {
+  try {
+    from(replaced(kBurgers, "u_t + u*u_x - nu*u_xx", "u_t + u*w_x - nu*u_xx"));
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("test.yaml:10:17: equations[0].expression: in 'u_t + u*w_x - nu*u_xx': column 9: unknown field 'w'", 0), 0u) << m;
+    EXPECT_NE(m.find("          ^"), std::string::npos) << m;  // the caret under the column
+  }
+}
+
+TEST(Config, AMissingReferenceFileIsNamed) {
+  expect_user_error(
+      [] { from(kBurgers + "reference:\n  data:\n    file: /no/such/file.h5\n"); },
+      "test.yaml:22:11: reference.data.file: no such file: /no/such/file.h5");
+}
+
+TEST(Config, EveryGeometryAndLibraryEquations) {
+  const std::string ldc = R"(geometry:
+  type: difference
+  of:
+    - {type: rectangle, min: [0, 0], max: [1, 1]}
+    - {type: disk, center: [0.5, 0.5], radius: 0.1}
+equations:
+  - library: navier_stokes
+    parameters: {Re: 100, steady: 1}
+)";
+  const RunConfig c = from(ldc);
+  EXPECT_EQ(c.spec.context.field_names(), (std::vector<std::string>{"u", "v", "p"}));
+  EXPECT_EQ(c.spec.equations.size(), 3u);
+  EXPECT_FALSE(c.spec.domain->is_box());
+  EXPECT_EQ(c.spec.context.find("Re")->value, 100.0);
+  // A library equation on a domain whose coordinates do not match.
+  try {
+    from(replaced(ldc, "steady: 1", "steady: 0"));
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "test.yaml:7:14: equations[0].library: the equation's coordinates are (x, y, t) "
+              "but the geometry's are (x, y): set geometry.coordinates / geometry.time, or the "
+              "library's dim/steady");
+  }
+  expect_user_error([] { from("geometry: {type: union, of: [{type: disk, center: [0, 0], radius: 1}]}\nequations: [{expression: u}]\n"); },
+                    "test.yaml:1:18: geometry.of: a union needs at least two shapes in `of`");
+  expect_user_error([] { from("geometry: {type: interval, min: [0], max: [1]}\nequations: [{expression: u, library: heat}]\n"); },
+                    "test.yaml:2:38: equations[0]: give exactly one of `expression` and `library`");
+}
+
+TEST(Config, DataSourcesFromCsv) {
+  const fs::path dir = fs::temp_directory_path() / ("jetpde-config-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream csv(dir / "d.csv");
+    csv << "x,t,u\n0,0,1\n0.5,0.5,2\n1,1,3\n";
+  }
+  const RunConfig c = run_config_from_text(
+      kBurgers + "  weighting: {kind: ntk}\nreference:\n  data:\n    file: d.csv\n",
+      "test.yaml", dir.string());
+  ASSERT_TRUE(c.reference.data.has_value());
+  EXPECT_EQ(c.reference.data->points.rows(), 3);
+  EXPECT_EQ(c.reference.data->values(2, 0), 3.0);
+  EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::ntk);
+  // The resolved config holds the absolute path, so that the run folder's copy finds the file.
+  EXPECT_EQ(c.resolved["reference"]["data"]["file"].as<std::string>(), (dir / "d.csv").string());
+  fs::remove_all(dir);
+}
+
+// docs/config.md documents every key of the schema, and nothing else.
+TEST(Config, DocsListEveryKeyOfTheSchema) {
+  std::ifstream in(std::string(JETPDE_SOURCE_DIR) + "/docs/config.md");
+  ASSERT_TRUE(in) << "docs/config.md is missing";
+  std::set<std::string> documented;
+  const std::regex row(R"(^\| `([^`]+)` \|)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) documented.insert(m[1]);
+  }
+  std::set<std::string> schema;
+  for (const std::string& p : schema_paths()) schema.insert(p);
+  for (const std::string& p : schema) EXPECT_TRUE(documented.count(p)) << "undocumented key " << p;
+  for (const std::string& p : documented) EXPECT_TRUE(schema.count(p)) << "docs/config.md lists " << p << ", which the schema does not have";
+}
+
+}  // namespace
+}  // namespace jetpde::io
