@@ -30,9 +30,11 @@ configure: bootstrap
 build: configure
 	cmake --build $(BUILD_DIR) --parallel $(JOBS)
 
-# The derivatives demo (examples/).
+# The default example: Burgers' equation trained from examples/burgers.yaml, its error against the
+# exact solution, VTK and HDF5 in runs/burgers/ (RUN_ARGS: more jetpde run options, e.g.
+# RUN_ARGS="--max-steps 100").
 run: build
-	$(BUILD_DIR)/examples/derivatives_demo $(RUN_ARGS)
+	$(BUILD_DIR)/apps/jetpde run examples/burgers.yaml $(RUN_ARGS)
 
 # GoogleTest tests through CTest, then the Python tests when there are any (pytest exits 5 when it
 # collects none). CTest runs JOBS tests at once, each on one OpenMP thread: tests that each spread
