@@ -7,36 +7,13 @@
 #include <utility>
 
 #include "autodiff/errors.h"
+#include "io/detail/hdf5_handle.h"
 
 namespace jetpde::io {
 namespace {
 
-// Closes an HDF5 handle on scope exit.
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// HDF5 prints its error stack to stderr by default; we report our own messages.
-void silence_hdf5() {
-  static const bool done = [] {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    return true;
-  }();
-  (void)done;
-}
+using detail::Handle;
+using detail::silence_hdf5;
 
 Handle open_file(const std::string& file) {
   silence_hdf5();

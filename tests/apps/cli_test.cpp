@@ -15,8 +15,13 @@
 #include <thread>
 
 #include "io/checkpoint.h"
+#include "tests/support/scratch_dir.h"
 #include "io/hdf5_read.h"
-#include "io/vtk_write.h"
+#include <vtkDataArray.h>
+#include <vtkImageData.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkXMLImageDataReader.h>
 
 extern char** environ;
 
@@ -43,16 +48,8 @@ Output jetpde(const std::string& args) {
   return out;
 }
 
-class Cli : public ::testing::Test {
+class Cli : public jetpde::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("jetpde-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name) << text;
     return (dir_ / name).string();
@@ -62,7 +59,6 @@ class Cli : public ::testing::Test {
     for (const auto& e : fs::recursive_directory_iterator(dir_))
       EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
   }
-  fs::path dir_;
 };
 
 // -u'' = pi^2 sin(pi x) on (0, 1), u = 0 at both ends: u = sin(pi x). Small, so each run takes
@@ -107,6 +103,21 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   // fields.h5: u on the 21-point grid, u_exact and the residual.
   EXPECT_EQ(io::read_dataset(out + "/fields.h5", "u").dims, (std::vector<std::int64_t>{1, 21}));
   EXPECT_TRUE(io::has_dataset(out + "/fields.h5", "residual_pde"));
+  // fields.vti, read back with VTK's reader: the grid and the arrays ParaView will show.
+  vtkNew<vtkXMLImageDataReader> reader;
+  reader->SetFileName((out + "/fields.vti").c_str());
+  reader->Update();
+  vtkImageData* image = reader->GetOutput();
+  int dims[3];
+  image->GetDimensions(dims);
+  EXPECT_EQ(dims[0], 21);
+  EXPECT_EQ(dims[1], 1);
+  for (const char* name : {"u", "u_exact", "u_error", "residual_pde"})
+    EXPECT_NE(image->GetPointData()->GetArray(name), nullptr) << name;
+  vtkDataArray* u_vtk = image->GetPointData()->GetArray("u");
+  ASSERT_NE(u_vtk, nullptr);
+  EXPECT_NEAR(u_vtk->GetTuple1(10), 1.0, 2e-2);  // u(0.5) = sin(pi/2)
+  EXPECT_EQ(u_vtk->GetTuple1(10), io::read_dataset(out + "/fields.h5", "u").values[10]);
   // eval at three points, with a derivative.
   const std::string points = write("points.csv", "x\n0.25\n0.5\n0.75\n");
   const Output e = jetpde("eval " + out + " --points " + points + " --fields u,u_x");

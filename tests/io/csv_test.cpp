@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "io/csv.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/user_error.h"
 
 namespace jetpde::io {
@@ -15,25 +16,14 @@ namespace {
 namespace fs = std::filesystem;
 using jetpde::testing::expect_user_error;
 
-// A fresh folder per test, removed after it.
-class Csv : public ::testing::Test {
+class Csv : public jetpde::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("jetpde-csv-" + std::string(info->name()) + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   // Writes `text` to a file of the folder; returns its path.
   std::string csv(const std::string& text, const std::string& name = "ref.csv") const {
     const std::string path = (dir_ / name).string();
     std::ofstream(path, std::ios::binary) << text;
     return path;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Csv, ReadsAGoodFile) {

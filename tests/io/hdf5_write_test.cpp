@@ -13,6 +13,7 @@
 
 #include "io/hdf5_read.h"
 #include "io/hdf5_write.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/user_error.h"
 
 namespace jetpde::io {
@@ -22,16 +23,8 @@ namespace fs = std::filesystem;
 using jetpde::testing::expect_user_error;
 
 // A fresh folder per test, removed after it.
-class Hdf5Write : public ::testing::Test {
+class Hdf5Write : public jetpde::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("jetpde-hdf5-write-" + std::string(info->name()) + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
   // The files of the folder: nothing but what a test committed may remain.
   std::vector<std::string> files() const {
@@ -40,8 +33,6 @@ class Hdf5Write : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-
-  fs::path dir_;
 };
 
 // Doubles whose every bit matters: rounding, the sign of zero, the subnormals, the extremes.

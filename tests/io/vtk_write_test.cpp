@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "io/vtk_write.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/user_error.h"
 
 namespace jetpde::io {
@@ -34,27 +35,14 @@ namespace fs = std::filesystem;
 using jetpde::testing::expect_user_error;
 
 // Each test writes into a fresh folder of its own, removed afterwards.
-class VtkTest : public ::testing::Test {
+class VtkTest : public jetpde::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("jetpde-vtk-" + std::to_string(::getpid()) + "-" +
-                                        info->test_suite_name() + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // The names in the test folder: after a failure no temporary may remain.
   std::set<std::string> files() const {
     std::set<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir_)) names.insert(entry.path().filename());
     return names;
   }
-
-  fs::path dir_;
 };
 
 using VtkVti = VtkTest;
