@@ -199,7 +199,9 @@ int info(const InfoArgs& a) {
   std::printf("gemm:          %s\n", compiler::sgemm_library());
   std::printf("bf16 gemm:     %s\n", compiler::native_bf16_gemm_available() ? "native (AVX512-BF16)" : "emulated");
   std::printf("BLAS:          %s\n", JETPDE_BLAS);
-  std::printf("MPI:           %s\n", std::string(JETPDE_MPI_VERSION).empty() ? "not found at build time" : ("Open MPI / MPI " + std::string(JETPDE_MPI_VERSION)).c_str());
+  const std::string mpi = JETPDE_MPI_VERSION;
+  std::printf("MPI:           %s\n", mpi.empty() ? "not found at build time"
+                                                  : ("MPI " + mpi + " found at build time").c_str());
 #ifdef _OPENMP
   std::printf("threads:       %d (OpenMP)\n", omp_get_max_threads());
 #endif

@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, version or the error
+    return code == 0 ? 0 : 2;
   }
   try {
     if (*run_cmd) return run(run_args);
