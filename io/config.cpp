@@ -304,7 +304,8 @@ double constant_value(const Reader& r, const YAML::Node& v, const std::string& p
 
 // The context: from a library equation when there is one, else from `fields` and the domain.
 void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
-                   std::vector<std::string>& library_texts) {
+                   std::vector<std::string>& library_texts,
+                   std::vector<std::string>& library_names) {
   solvers::ProblemSpec& spec = run.spec;
   std::vector<std::string> coords = spec.domain->coordinate_names();
   const auto* tp = dynamic_cast<const geometry::TimeProduct*>(spec.domain.get());
@@ -338,12 +339,19 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
              "the equation's coordinates are (" + a + ") but the geometry's are (" + b +
                  "): set geometry.coordinates / geometry.time, or the library's dim/steady");
     }
+    if (c["fields"] && texts(c["fields"]) != pde.context.field_names())
+      r.fail(c["fields"], "fields", "the library equation '" + e["library"].as<std::string>() +
+                                        "' has its own fields; leave `fields` out");
     spec.context = pde.context;
-    for (const auto& eq : pde.equations) library_texts.push_back(eq.text);
+    for (const auto& eq : pde.equations) {
+      library_texts.push_back(eq.text);
+      library_names.push_back(eq.name);
+    }
   }
   equations::Context& ctx = spec.context;
   if (library_entries == 0) {
-    r.at(c["fields"], "fields", [&] { ctx.fields(texts(c["fields"])); });
+    const std::vector<std::string> fields = c["fields"] ? texts(c["fields"]) : std::vector<std::string>{"u"};
+    r.at(c["fields"] ? c["fields"] : c["geometry"], "fields", [&] { ctx.fields(fields); });
     ctx.coordinates(coords);
     if (!time_name.empty()) ctx.time(time_name);
   }
@@ -366,7 +374,8 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
 }
 
 void build_equations(const Reader& r, const YAML::Node& c, RunConfig& run,
-                     const std::vector<std::string>& library_texts) {
+                     const std::vector<std::string>& library_texts,
+                     const std::vector<std::string>& library_names) {
   solvers::ProblemSpec& spec = run.spec;
   const YAML::Node eqs = c["equations"];
   if (!eqs || eqs.size() == 0) r.fail(c, "equations", "missing (at least one equation)");
@@ -374,9 +383,10 @@ void build_equations(const Reader& r, const YAML::Node& c, RunConfig& run,
   for (std::size_t i = 0; i < eqs.size(); ++i) {
     const YAML::Node e = eqs[i];
     const std::string path = "equations[" + std::to_string(i) + "]";
-    std::vector<std::string> these;
+    std::vector<std::string> these, labels;
     if (e["library"]) {
       these = library_texts;
+      labels = library_names;  // the library's own ("momentum_x", "continuity", ...)
     } else {
       these = {e["expression"].as<std::string>()};
       r.at(e["expression"], path + ".expression", [&] { equations::parse(these[0], spec.context); });
@@ -386,6 +396,7 @@ void build_equations(const Reader& r, const YAML::Node& c, RunConfig& run,
       spec.equation_weights.push_back(e["weight"].as<double>());
       std::string name = e["name"] ? e["name"].as<std::string>() : "";
       if (!name.empty() && these.size() > 1) name += std::to_string(k + 1);
+      if (name.empty() && k < labels.size()) name = labels[k];
       named = named || !name.empty();
       spec.equation_names.push_back(name);
     }
@@ -587,9 +598,9 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
                        : precision == "auto" ? compiler::PrecisionPolicy::automatic
                                              : compiler::PrecisionPolicy::fp32;
   run.spec.domain = domain(r, c["geometry"]);
-  std::vector<std::string> library_texts;
-  build_context(r, c, run, library_texts);
-  build_equations(r, c, run, library_texts);
+  std::vector<std::string> library_texts, library_names;
+  build_context(r, c, run, library_texts, library_names);
+  build_equations(r, c, run, library_texts, library_names);
   build_sampling(r, c["sampling"], run);
   build_conditions(r, c, run);
   build_network(r, c["network"], run);

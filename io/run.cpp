@@ -230,8 +230,10 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
     vpoints = validation_points(c);
     vvalues = c.reference.data ? c.reference.data->values : exact(vpoints);
     metric_names = {"rel_l2", "max_abs"};
-    if (spec.context.field_names().size() > 1)
-      for (const auto& f : spec.context.field_names()) metric_names.push_back("rel_l2_" + f);
+    const std::vector<std::string>& compared =
+        c.reference.data ? c.reference.data->fields : spec.context.field_names();
+    if (compared.size() > 1)
+      for (const auto& f : compared) metric_names.push_back("rel_l2_" + f);
     const auto validate = [&, fields = spec.context.field_names()](const Eigen::VectorXd& th) {
       MatrixD u = problem.evaluate(th, vpoints);
       if (c.reference.data) {

@@ -262,7 +262,9 @@ bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::Vector
     }
     if (lbfgs.iterations() == before) continue;
     ++step;
-    const bool last = final_stage && lbfgs.stop() != nn::LbfgsStop::running;
+    // The iteration limit is only noticed at the next call: the last iteration is last already.
+    const bool last = final_stage && (lbfgs.stop() != nn::LbfgsStop::running ||
+                                      lbfgs.iterations() >= options.max_iterations);
     const bool go_on = after_step(info_now(step, stage.name, lbfgs.value(), 0.0), theta, last);
     if (checkpointer_) {
       TrainerState state = snapshot(step, static_cast<int>(si), lbfgs.iterations(), theta);
