@@ -132,9 +132,18 @@ int run(const RunArgs& a) {
                io::format_duration(r.train_seconds).c_str(),
                io::format_duration(r.setup_seconds).c_str(),
                io::format_duration(r.output_seconds).c_str(), r.dir.c_str());
-  for (std::size_t i = 0; i < r.files.size(); ++i)
-    std::fprintf(stderr, "%s%s", i ? "," : "", r.files[i].c_str());
-  std::fprintf(stderr, "}\n");
+  std::string files;
+  std::size_t series = 0;  // fields_NNNN.vti, shown as one range
+  for (const std::string& f : r.files) {
+    if (f.rfind("fields_", 0) == 0 && ++series > 1) continue;
+    files += (files.empty() ? "" : ",") + f;
+  }
+  if (series > 1) {
+    char range[64];
+    std::snprintf(range, sizeof range, "fields_0000..%04zu.vti", series - 1);
+    files.replace(files.find("fields_0000.vti"), 15, range);
+  }
+  std::fprintf(stderr, "%s}\n", files.c_str());
   return r.result.status == solvers::TrainResult::Status::non_finite ? 3 : 0;
 }
 
