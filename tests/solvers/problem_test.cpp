@@ -65,6 +65,35 @@ TEST(Problem, PoissonOnTheUnitSquareWithDirichletConditions) {
   EXPECT_LT(err, 1e-2);
 }
 
+// Expressions of an untrained network at points: a field is evaluate()'s column, a derivative
+// matches central differences of evaluate(), the residual is its expression, a constant broadcasts.
+TEST(Problem, EvaluateExpressionsMatchesFieldsAndDifferences) {
+  ProblemSpec spec;
+  spec.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.context.fields({"u"}).coordinates({"x", "y"});
+  spec.equations = {"-laplacian(u) - 1"};
+  spec.interior_points = 16;
+  spec.network.hidden = {8, 8};
+  spec.precision = compiler::PrecisionPolicy::fp64;
+  Problem p(spec);
+  const Eigen::VectorXd theta = p.initial_theta(4);
+  const MatrixD at = grid2d(3, 0.2, 0.8);
+  const MatrixD e = p.evaluate_expressions(theta, at, {"u", "u_x", "-laplacian(u) - 1", "2*pi"});
+  ASSERT_EQ(e.cols(), 4);
+  EXPECT_LT((e.col(0) - p.evaluate(theta, at).col(0)).abs().maxCoeff(), 1e-14);
+  const double h = 1e-5;
+  MatrixD plus = at, minus = at;
+  plus.col(0) += h;
+  minus.col(0) -= h;
+  const MatrixD fd = (p.evaluate(theta, plus) - p.evaluate(theta, minus)) / (2 * h);
+  EXPECT_LT((e.col(1) - fd.col(0)).abs().maxCoeff(), 1e-8);
+  const MatrixD again = p.evaluate_expressions(theta, at, {"u_xx + u_yy"});
+  EXPECT_LT((e.col(2) + again.col(0) + 1.0).abs().maxCoeff(), 1e-12);
+  EXPECT_TRUE((e.col(3) == 2 * kPi).all());
+  expect_user_error([&] { p.evaluate_expressions(theta, MatrixD(2, 3), {"u"}); },
+                    "problem: evaluate wants points with 2 columns (x, y), got 3");
+}
+
 TEST(Problem, PeriodicConditionsMatchTheFieldAndItsDerivative) {
   // -u_xx = 4 pi^2 sin(2 pi x) on (0, 1), u and u_x periodic, u(1/4) = 1: u = sin(2 pi x).
   ProblemSpec spec;
