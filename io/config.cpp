@@ -562,9 +562,14 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
     }
   if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
-  if (n["data"])
+  if (n["data"]) {
     ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
                          run.spec.context.field_names());
+    for (const std::string& f : ref.data->fields)
+      if (run.spec.context.field_index(f) < 0)
+        r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
+               "'" + f + "' is not a field of this problem");
+  }
 }
 
 void build_output(const YAML::Node& o, RunConfig& run) {

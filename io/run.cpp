@@ -149,6 +149,32 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   write_atomically(path, j.dump(2) + "\n");
 }
 
+// Validation against the reference every reference.every steps (else at the end): the error
+// metrics of the compared fields. Returns the metric names (history.csv's columns).
+std::vector<std::string> attach_validation(const RunConfig& c, solvers::Problem& problem,
+                                           const std::function<MatrixD(const MatrixD&)>& exact,
+                                           int total, solvers::Trainer& trainer) {
+  if (!c.reference.any()) return {};
+  const std::vector<std::string> fields =
+      c.reference.data ? c.reference.data->fields : c.spec.context.field_names();
+  std::vector<Eigen::Index> columns;
+  for (const std::string& f : fields) columns.push_back(c.spec.context.field_index(f));
+  const MatrixD points = validation_points(c);
+  const MatrixD values = c.reference.data ? c.reference.data->values : exact(points);
+  trainer.validate_every(c.reference.every > 0 ? c.reference.every : total + 1,
+                         [&problem, fields, columns, points, values](const Eigen::VectorXd& th) {
+                           const MatrixD u = problem.evaluate(th, points);
+                           MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
+                           for (std::size_t f = 0; f < columns.size(); ++f)
+                             picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);
+                           return error_metrics_per_field(picked, values, fields);
+                         });
+  std::vector<std::string> names{"rel_l2", "max_abs"};
+  if (fields.size() > 1)
+    for (const auto& f : fields) names.push_back("rel_l2_" + f);
+  return names;
+}
+
 // The config less what does not change the numbers (the output section: where and how often to
 // write, how to show progress; the thread count: a resumed run may use others, at the price of
 // bit-for-bit equality), as text.
@@ -224,29 +250,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
       return b;
     });
   const auto exact = exact_solution(c, problem);
-  MatrixD vpoints, vvalues;
-  std::vector<std::string> metric_names;
-  if (c.reference.any()) {
-    vpoints = validation_points(c);
-    vvalues = c.reference.data ? c.reference.data->values : exact(vpoints);
-    metric_names = {"rel_l2", "max_abs"};
-    const std::vector<std::string>& compared =
-        c.reference.data ? c.reference.data->fields : spec.context.field_names();
-    if (compared.size() > 1)
-      for (const auto& f : compared) metric_names.push_back("rel_l2_" + f);
-    const auto validate = [&, fields = spec.context.field_names()](const Eigen::VectorXd& th) {
-      MatrixD u = problem.evaluate(th, vpoints);
-      if (c.reference.data) {
-        MatrixD picked(u.rows(), static_cast<Eigen::Index>(c.reference.data->fields.size()));
-        for (std::size_t f = 0; f < c.reference.data->fields.size(); ++f)
-          picked.col(static_cast<Eigen::Index>(f)) =
-              u.col(problem.spec().context.field_index(c.reference.data->fields[f]));
-        return error_metrics_per_field(picked, vvalues, c.reference.data->fields);
-      }
-      return error_metrics_per_field(u, vvalues, fields);
-    };
-    trainer.validate_every(c.reference.every > 0 ? c.reference.every : total + 1, validate);
-  }
+  const std::vector<std::string> metric_names =
+      attach_validation(c, problem, exact, total, trainer);
   const auto& slots = problem.objective().slot_names();
   Progress progress(Progress::mode_from_name(c.output.progress, o.log), total,
                     c.output.progress_every, slots, o.log);

@@ -182,6 +182,12 @@ TEST(Config, DataSourcesFromCsv) {
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::ntk);
   // The resolved config holds the absolute path, so that the run folder's copy finds the file.
   EXPECT_EQ(c.resolved["reference"]["data"]["file"].as<std::string>(), (dir / "d.csv").string());
+  expect_user_error(
+      [&] {
+        run_config_from_text(kBurgers + "reference:\n  data:\n    file: d.csv\n    fields: {w: u}\n",
+                             "test.yaml", dir.string());
+      },
+      "test.yaml:23:13: reference.data.fields: 'w' is not a field of this problem");
   fs::remove_all(dir);
 }
 
