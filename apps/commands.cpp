@@ -173,7 +173,8 @@ int export_fields(const ExportArgs& a) {
        .quantities = a.quantities.empty() ? o.quantities : a.quantities,
        .residuals = o.residuals,
        .vtk = true,
-       .hdf5 = true});
+       .hdf5 = true,
+       .exact = io::exact_solution(run.config, *run.problem)});
   std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
   for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
   std::fprintf(stderr, " in %s\n", dir.c_str());

@@ -68,7 +68,8 @@ void prepare_folder(const std::string& dir) {
       fs::remove(e.path(), ec);
 }
 
-// The exact solution at points [n, coordinates] -> [n, fields], when the config names one.
+}  // namespace
+
 std::function<MatrixD(const MatrixD&)> exact_solution(const RunConfig& c, solvers::Problem& p) {
   const Reference& ref = c.reference;
   if (ref.exact == "burgers_sine") {
@@ -87,6 +88,8 @@ std::function<MatrixD(const MatrixD&)> exact_solution(const RunConfig& c, solver
     return p.evaluate_expressions(Eigen::VectorXd::Zero(p.objective().layout().size()), points, texts);
   };
 }
+
+namespace {
 
 // Points to measure the error at: the reference data, or a fine grid for an exact solution.
 MatrixD validation_points(const RunConfig& c) {

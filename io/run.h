@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ struct LoadedRun {
   int step = 0;
 };
 LoadedRun load_run(const std::string& dir);
+
+// The exact solution the config names (reference.exact or reference.expressions) at points
+// [n, coordinates] -> [n, fields]; empty when it names none. Holds references to both arguments.
+std::function<MatrixD(const MatrixD&)> exact_solution(const RunConfig& config,
+                                                      solvers::Problem& problem);
 
 // The config's device choice applied to a problem spec: the backend, and whether it must run.
 // Prints a warning to `log` when cuda was asked for but cannot run (and is not required).

@@ -136,6 +136,7 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
                            " --grid 11 --quantities u_xx");
   ASSERT_EQ(x2.status, 0) << x2.text;
   EXPECT_TRUE(io::has_dataset((dir_ / "exported/fields.h5").string(), "u_xx"));
+  EXPECT_TRUE(io::has_dataset((dir_ / "exported/fields.h5").string(), "u_exact"));
   expect_no_temporaries();
 }
 
