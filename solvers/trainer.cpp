@@ -152,8 +152,8 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   return state;
 }
 
-void Trainer::maybe_checkpoint(const TrainerState& state, bool last) const {
-  if (checkpointer_ && (state.step % checkpoint_every_ == 0 || last)) checkpointer_(state);
+bool Trainer::checkpoint_due(int step, bool last) const {
+  return checkpointer_ && (step % checkpoint_every_ == 0 || last);
 }
 
 void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
@@ -184,12 +184,13 @@ bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorX
   if (start) adam.restore(start->adam);
   Eigen::VectorXd g, last_good = theta;
   double last_good_loss = start ? start->loss : std::nan("");
+  // The state is copied (parameters, moments, point sets) only on the steps that save it.
   const auto checkpoint = [&](int k, bool last) {
-    if (!checkpointer_) return;
+    if (!checkpoint_due(step, last)) return;
     TrainerState state = snapshot(step, static_cast<int>(si), k, theta);
     state.adam = adam.state();
     state.loss = last_good_loss;
-    maybe_checkpoint(state, last);
+    checkpointer_(state);
   };
   for (int k = start ? start->stage_step : 0; k < stage.steps; ++k) {
     if (resampler_ && step > 0 && step % resample_every_ == 0)
@@ -266,11 +267,11 @@ bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::Vector
     const bool last = final_stage && (lbfgs.stop() != nn::LbfgsStop::running ||
                                       lbfgs.iterations() >= options.max_iterations);
     const bool go_on = after_step(info_now(step, stage.name, lbfgs.value(), 0.0), theta, last);
-    if (checkpointer_) {
+    if (checkpoint_due(step, last || !go_on)) {
       TrainerState state = snapshot(step, static_cast<int>(si), lbfgs.iterations(), theta);
       state.lbfgs = lbfgs.state();
       state.loss = lbfgs.value();
-      maybe_checkpoint(state, last || !go_on);
+      checkpointer_(state);
     }
     if (!go_on) {
       result.status = TrainResult::Status::stopped;

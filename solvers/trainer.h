@@ -130,7 +130,7 @@ class Trainer {
   std::string non_finite_terms() const;
   void restore(const TrainerState& state, Eigen::VectorXd& theta) const;
   TrainerState snapshot(int step, int stage, int stage_step, const Eigen::VectorXd& theta) const;
-  void maybe_checkpoint(const TrainerState& state, bool last) const;
+  bool checkpoint_due(int step, bool last) const;
   // One stage from `start` (steps already done in it); false when training must stop (result set).
   bool run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
                 TrainResult& result);
