@@ -35,7 +35,7 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write_scalar("stage", std::int64_t{s.stage});
   w.write_scalar("stage_step", std::int64_t{s.stage_step});
   w.write_scalar("loss", s.loss);
-  w.write_string("endings", s.endings.empty() ? std::string(" ") : s.endings);
+  w.write_string("endings", s.endings);
   w.write("theta", as_vector(s.theta));
   w.write("weights/term", s.term_weights);
   w.write("weights/slot", s.slot_weights);
@@ -51,19 +51,16 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write("lbfgs/counts", std::vector<std::int64_t>{s.lbfgs.iterations, s.lbfgs.evaluations,
                                                     s.lbfgs.started ? 1 : 0,
                                                     static_cast<std::int64_t>(s.lbfgs.stop)});
-  w.write_string("lbfgs/detail", s.lbfgs.detail.empty() ? std::string(" ") : s.lbfgs.detail);
+  w.write_string("lbfgs/detail", s.lbfgs.detail);
   std::string names;
   for (const auto& [name, value] : s.inputs) {
     w.write("inputs/" + name, value);
     names += (names.empty() ? "" : "\n") + name;
   }
-  w.write_string("inputs/names", names.empty() ? std::string(" ") : names);
+  w.write_string("inputs/names", names);
 }
 
-std::string read_text(const std::string& file, const std::string& name) {
-  std::string s = read_string_dataset(file, name);
-  return s == " " ? std::string() : s;
-}
+
 
 std::int64_t read_int(const std::string& file, const std::string& name) {
   return read_int_dataset(file, name).at(0);
@@ -75,7 +72,7 @@ solvers::TrainerState read_state(const std::string& f) {
   s.stage = static_cast<int>(read_int(f, "stage"));
   s.stage_step = static_cast<int>(read_int(f, "stage_step"));
   s.loss = read_dataset(f, "loss").values.at(0);
-  s.endings = read_text(f, "endings");
+  s.endings = read_string_dataset(f, "endings");
   s.theta = as_eigen(read_dataset(f, "theta").values);
   s.term_weights = read_dataset(f, "weights/term").values;
   s.slot_weights = read_dataset(f, "weights/slot").values;
@@ -101,8 +98,8 @@ solvers::TrainerState read_state(const std::string& f) {
   s.lbfgs.evaluations = static_cast<int>(counts.at(1));
   s.lbfgs.started = counts.at(2) != 0;
   s.lbfgs.stop = static_cast<nn::LbfgsStop>(counts.at(3));
-  s.lbfgs.detail = read_text(f, "lbfgs/detail");
-  std::stringstream names(read_text(f, "inputs/names"));
+  s.lbfgs.detail = read_string_dataset(f, "lbfgs/detail");
+  std::stringstream names(read_string_dataset(f, "inputs/names"));
   for (std::string name; std::getline(names, name);)
     if (!name.empty()) s.inputs[name] = read_dataset(f, "inputs/" + name).matrix();
   return s;
@@ -113,7 +110,7 @@ solvers::TrainerState read_state(const std::string& f) {
 void write_checkpoint(const std::string& path, const Checkpoint& c) {
   Hdf5Writer w(path);
   w.attribute("format", kFormat);
-  w.write_string("config", c.config.empty() ? std::string(" ") : c.config);
+  w.write_string("config", c.config);
   w.write_scalar("rng/seed", static_cast<std::int64_t>(c.seed));
   w.write_scalar("rng/step", std::int64_t{c.state.step});
   write_state(w, c.state);
@@ -125,7 +122,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     throw UserError(path + ": not a jetpde checkpoint (no format attribute '" +
                     std::string(kFormat) + "')");
   Checkpoint c;
-  c.config = read_text(path, "config");
+  c.config = read_string_dataset(path, "config");
   c.seed = static_cast<std::uint64_t>(read_int(path, "rng/seed"));
   c.state = read_state(path);
   return c;
