@@ -40,12 +40,7 @@ struct Reader {
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& path,
                          const std::string& what) const {
-    const YAML::Mark m = node.Mark();
-    const std::string at = m.is_null() || m.line < 0
-                               ? source + ": "
-                               : source + ":" + std::to_string(m.line + 1) + ":" +
-                                     std::to_string(m.column + 1) + ": ";
-    throw PlacedError(at + path + ": " + what);
+    throw PlacedError(config_place(node, source) + path + ": " + what);
   }
   // Runs f; a UserError from deeper down (an expression, a geometry) gets this node's place.
   template <class F>

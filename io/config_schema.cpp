@@ -249,15 +249,9 @@ Ptr build_schema() {
 
 // ---- validation --------------------------------------------------------------------------------
 
-std::string where(const YAML::Node& node, const std::string& source) {
-  const YAML::Mark m = node.Mark();
-  if (m.is_null() || m.line < 0) return source.empty() ? "" : source + ": ";
-  return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
-}
-
 [[noreturn]] void fail(const YAML::Node& node, const std::string& source, const std::string& path,
                        const std::string& what) {
-  throw UserError(where(node, source) + (path.empty() ? "config" : path) + ": " + what);
+  throw UserError(config_place(node, source) + (path.empty() ? "config" : path) + ": " + what);
 }
 
 std::string type_name(T type) {
@@ -430,6 +424,12 @@ const Key* find_key(const Key& root, const std::string& path) {
 }
 
 }  // namespace
+
+std::string config_place(const YAML::Node& node, const std::string& source) {
+  const YAML::Mark m = node.Mark();
+  if (m.is_null() || m.line < 0) return source.empty() ? "" : source + ": ";
+  return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
 
 const Key* Key::child(const std::string& key) const {
   for (const Ptr& c : children)

@@ -49,6 +49,10 @@ const Key& config_schema();
 // path, with `source:line:column:` when the node has a position (a --set override has none).
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source);
 
+// "source:line:column: " for a node read from the file, "source: " for one that was not (a
+// default, an override): the prefix of every config error.
+std::string config_place(const YAML::Node& node, const std::string& source);
+
 // Applies `path=value` (as given to --set: "training.stages.0.steps=100") to `config`; value is
 // YAML ("[1, 2]", "true", "0.01"). UserError naming the override when the path is malformed.
 void apply_override(YAML::Node& config, const std::string& assignment);
