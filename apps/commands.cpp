@@ -21,6 +21,7 @@
 #include "io/hdf5_write.h"
 #include "io/progress.h"
 #include "io/run.h"
+#include "io/text_file.h"
 #include "io/vtk_write.h"
 #include "nn/detail/names.h"
 
@@ -83,17 +84,7 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
     std::fputs(s.str().c_str(), stdout);
     return;
   }
-  const std::string tmp = out + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) throw UserError("--output: cannot write '" + out + "'");
-  std::fputs(s.str().c_str(), f);
-  const bool ok = std::fclose(f) == 0;
-  std::error_code ec;
-  if (ok) fs::rename(tmp, out, ec);
-  if (!ok || ec) {
-    fs::remove(tmp, ec);
-    throw UserError("--output: cannot write '" + out + "'");
-  }
+  io::write_text_atomically(out, s.str());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "io/checkpoint.h"
 #include "io/grid_output.h"
 #include "io/progress.h"
+#include "io/text_file.h"
 #include "nn/detail/names.h"
 #include "solvers/exact_solutions.h"
 
@@ -27,27 +28,6 @@ std::string dump(const YAML::Node& node) {
   return std::string(out.c_str()) + "\n";
 }
 
-// Writes `text` to `path` through a temporary file and a rename.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw UserError("cannot write '" + path + "': " + std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw UserError("cannot write '" + path + "': " + std::strerror(errno));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw UserError("cannot write '" + path + "': " + ec.message());
-  }
-}
 
 void prepare_folder(const std::string& dir) {
   std::error_code ec;
@@ -149,7 +129,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["backend"] = compiler::backend_name(p.objective().executable().backend());
   j["precision"] = c.resolved["precision"].as<std::string>();
   j["files"] = r.files;
-  write_atomically(path, j.dump(2) + "\n");
+  write_text_atomically(path, j.dump(2) + "\n");
 }
 
 // Validation against the reference every reference.every steps (else at the end): the error
@@ -232,7 +212,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
                       "' was written with (compare it with " + c.output.dir + "/config.yaml)");
     report.resumed_from = resume->state.step;
   }
-  write_atomically(c.output.dir + "/config.yaml", config_text);
+  write_text_atomically(c.output.dir + "/config.yaml", config_text);
 
   solvers::ProblemSpec spec = c.spec;
   choose_device(c, spec, o.log);
