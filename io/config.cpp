@@ -153,6 +153,24 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
 
 // ---- data files --------------------------------------------------------------------------------
 
+// The fields' values at out.points, one dataset each (any shape, as many values as points, in
+// the points' order).
+void read_hdf5_values(const std::string& file,
+                      const std::vector<std::pair<std::string, std::string>>& fields,
+                      PointData& out) {
+  const Eigen::Index n = out.points.rows();
+  out.values.resize(n, static_cast<Eigen::Index>(fields.size()));
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const Dataset d = read_dataset(file, fields[f].second);
+    if (static_cast<Eigen::Index>(d.values.size()) != n)
+      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
+                      " values for " + std::to_string(n) + " points");
+    out.values.col(static_cast<Eigen::Index>(f)) =
+        Eigen::Map<const Eigen::ArrayXd>(d.values.data(), n);
+    out.fields.push_back(fields[f].first);
+  }
+}
+
 // Grid data: axes from 1-D datasets, values [n1, n2, ...] in the axes' order, row-major.
 PointData read_hdf5_grid(const std::string& file, const YAML::Node& axes,
                          const std::vector<std::string>& coords,
@@ -182,15 +200,7 @@ PointData read_hdf5_grid(const std::string& file, const YAML::Node& axes,
       rest /= len;
     }
   }
-  out.values.resize(n, static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const Dataset d = read_dataset(file, fields[f].second);
-    if (static_cast<Eigen::Index>(d.values.size()) != n)
-      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
-                      " values for a grid of " + std::to_string(n) + " points");
-    for (Eigen::Index k = 0; k < n; ++k) out.values(k, static_cast<Eigen::Index>(f)) = d.values[static_cast<std::size_t>(k)];
-    out.fields.push_back(fields[f].first);
-  }
+  read_hdf5_values(file, fields, out);
   return out;
 }
 
@@ -202,16 +212,7 @@ PointData read_hdf5_points(const std::string& file, const std::string& points,
   if (out.points.cols() != static_cast<Eigen::Index>(coords.size()))
     throw UserError("dataset '" + points + "' has " + std::to_string(out.points.cols()) +
                     " columns for " + std::to_string(coords.size()) + " coordinates");
-  out.values.resize(out.points.rows(), static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const Dataset d = read_dataset(file, fields[f].second);
-    if (static_cast<Eigen::Index>(d.values.size()) != out.points.rows())
-      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
-                      " values for " + std::to_string(out.points.rows()) + " points");
-    for (Eigen::Index k = 0; k < out.points.rows(); ++k)
-      out.values(k, static_cast<Eigen::Index>(f)) = d.values[static_cast<std::size_t>(k)];
-    out.fields.push_back(fields[f].first);
-  }
+  read_hdf5_values(file, fields, out);
   return out;
 }
 
