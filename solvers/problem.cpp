@@ -470,9 +470,9 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
                     joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
   if (expressions.empty()) return MatrixD(at.rows(), 0);
   const std::string key = std::to_string(at.rows()) + "\n" + joined(expressions);
-  auto& exe = expression_evaluators_[key];
-  const std::string name = "expressions" + std::to_string(expression_evaluators_.size());
-  if (!exe) {
+  ExpressionEvaluator& ev = expression_evaluators_[key];
+  if (!ev.exe) {
+    const std::string name = "expressions" + std::to_string(expression_evaluators_.size());
     const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
     const Var points = graph_->input(name, {at.rows(), dim});
     Taylor taylor(equations::plan_for(eqs, ctx, points));
@@ -480,18 +480,18 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
         eqs, ctx,
         {.coordinates = points, .outputs = fields_at(points), .param_prefix = spec_.param_prefix},
         taylor);
-    // A constant expression lowers to a [1,1] node: broadcast it over the points.
+    // A constant expression lowers to a [1,1] node: one value per point.
     for (Var& v : out)
-      if (v.shape().rows != at.rows()) v = v + points * 0.0;
-    exe = std::make_unique<compiler::Executable>(out, compile_);
-    exe_names_[key] = name;
+      if (v.shape().rows != at.rows()) v = broadcast(v, {at.rows(), 1});
+    ev.exe = std::make_unique<compiler::Executable>(out, compile_);
+    ev.points = name;
   }
-  for (const auto& [n, value] : objective_->layout().unflatten(theta)) exe->set(n, value);
-  exe->set(exe_names_[key], at);
-  exe->run();
+  for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
+  ev.exe->set(ev.points, at);
+  ev.exe->run();
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = exe->output(e).col(0);
+    result.col(static_cast<Eigen::Index>(e)) = ev.exe->output(e).col(0);
   return result;
 }
 

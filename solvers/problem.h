@@ -158,8 +158,11 @@ class Problem {
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
   std::unique_ptr<Objective> objective_;
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
-  std::map<std::string, std::unique_ptr<compiler::Executable>> expression_evaluators_;
-  std::map<std::string, std::string> exe_names_;  // the points input of each expression evaluator
+  struct ExpressionEvaluator {
+    std::string points;  // the name of its points input
+    std::unique_ptr<compiler::Executable> exe;
+  };
+  std::map<std::string, ExpressionEvaluator> expression_evaluators_;  // by count and expressions
   std::unique_ptr<compiler::Executable> candidate_residual_;
   std::int64_t candidate_rows_ = 0;
   compiler::CompileOptions compile_;
