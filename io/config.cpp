@@ -151,8 +151,6 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
   });
 }
 
-// ---- data files --------------------------------------------------------------------------------
-
 // The fields' values at out.points, one dataset each (any shape, as many values as points, in
 // the points' order).
 void read_hdf5_values(const std::string& file,
@@ -171,19 +169,20 @@ void read_hdf5_values(const std::string& file,
   }
 }
 
-// Grid data: axes from 1-D datasets, values [n1, n2, ...] in the axes' order, row-major.
-PointData read_hdf5_grid(const std::string& file, const YAML::Node& axes,
+}  // namespace
+
+PointData read_hdf5_grid(const std::string& file,
+                         const std::vector<std::pair<std::string, std::string>>& axes,
                          const std::vector<std::string>& coords,
                          const std::vector<std::pair<std::string, std::string>>& fields) {
   std::vector<std::vector<double>> axis_values;
   std::vector<int> column;
-  for (const auto& item : axes) {
-    const std::string name = item.first.as<std::string>();
+  for (const auto& [name, dataset] : axes) {
     const auto it = std::find(coords.begin(), coords.end(), name);
     if (it == coords.end())
       throw UserError("'" + name + "' is not a coordinate of this problem");
     column.push_back(static_cast<int>(it - coords.begin()));
-    axis_values.push_back(read_dataset(file, item.second.as<std::string>()).values);
+    axis_values.push_back(read_dataset(file, dataset).values);
   }
   if (axis_values.size() != coords.size())
     throw UserError("the grid names " + std::to_string(axis_values.size()) + " of the " +
@@ -203,6 +202,10 @@ PointData read_hdf5_grid(const std::string& file, const YAML::Node& axes,
   read_hdf5_values(file, fields, out);
   return out;
 }
+
+namespace {
+
+// ---- data files --------------------------------------------------------------------------------
 
 PointData read_hdf5_points(const std::string& file, const std::string& points,
                            const std::vector<std::string>& coords,
@@ -278,7 +281,10 @@ PointData read_data(const Reader& r, const YAML::Node& n, const std::string& pat
     if (n["points"]) return read_hdf5_points(file, n["points"].as<std::string>(), coords, fields);
     if (!n["coordinates"])
       throw UserError("an HDF5 source needs `coordinates` (a grid) or `points`");
-    return read_hdf5_grid(file, n["coordinates"], coords, fields);
+    std::vector<std::pair<std::string, std::string>> axes;
+    for (const auto& item : n["coordinates"])
+      axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+    return read_hdf5_grid(file, axes, coords, fields);
   });
   subsample_and_perturb(d, n["samples"].as<int>(), n["noise"].as<double>(),
                         n["seed"].as<std::uint64_t>());

@@ -29,6 +29,15 @@ struct PointData {
   std::vector<std::string> fields;
 };
 
+// Values on a grid in an HDF5 file (what a config's `coordinates:` data source reads): `axes`
+// are (coordinate, 1-D dataset of its values) in the order of the value datasets' axes (u[i, j] =
+// u(axes[0][i], axes[1][j]), row-major), `coordinates` the problem's coordinate order (the
+// columns of the points), `fields` (field, dataset). UserError naming what does not fit.
+PointData read_hdf5_grid(const std::string& file,
+                         const std::vector<std::pair<std::string, std::string>>& axes,
+                         const std::vector<std::string>& coordinates,
+                         const std::vector<std::pair<std::string, std::string>>& fields);
+
 struct Reference {
   std::string exact = "none";                    // a built-in exact solution
   std::map<std::string, std::string> expressions;  // field -> exact solution

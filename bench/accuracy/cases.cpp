@@ -12,6 +12,7 @@
 #include "geometry/box.h"
 #include "geometry/csg.h"
 #include "geometry/time_product.h"
+#include "io/config.h"
 #include "io/hdf5_read.h"
 #include "solvers/problem.h"
 #include "solvers/trainer.h"
@@ -50,19 +51,9 @@ struct Reference {
 };
 
 Reference burgers_reference(const std::string& dir) {
-  const std::string file = dir + "/burgers.h5";
-  const std::vector<double> x = io::read_dataset(file, "x").values;
-  const std::vector<double> t = io::read_dataset(file, "t").values;
-  const MatrixD u = io::read_dataset(file, "u").matrix();
-  Reference r{MatrixD(u.size(), 2), MatrixD(u.size(), 1)};
-  Eigen::Index k = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    for (std::size_t j = 0; j < t.size(); ++j, ++k) {
-      r.points(k, 0) = x[i];
-      r.points(k, 1) = t[j];
-      r.u(k, 0) = u(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-    }
-  return r;
+  io::PointData d = io::read_hdf5_grid(dir + "/burgers.h5", {{"x", "x"}, {"t", "t"}}, {"x", "t"},
+                                       {{"u", "u"}});
+  return {std::move(d.points), std::move(d.values)};
 }
 
 solvers::ProblemSpec burgers_spec(std::uint64_t seed) {
@@ -268,18 +259,11 @@ AccuracyResult ldc(const AccuracyOptions& o) {
     return p.resample(o.seed + static_cast<std::uint64_t>(step));
   });
   const solvers::TrainResult r = trainer.train(theta);
-  // The reference grid.
-  const std::vector<double> x = io::read_dataset(file, "x").values,
-                            y = io::read_dataset(file, "y").values;
-  const MatrixD u = io::read_dataset(file, "u").matrix(), v = io::read_dataset(file, "v").matrix();
-  MatrixD at(u.size(), 2), uref(u.size(), 1), vref(u.size(), 1);
-  Eigen::Index k = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    for (std::size_t j = 0; j < y.size(); ++j, ++k) {
-      at.row(k) << x[i], y[j];
-      uref(k, 0) = u(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-      vref(k, 0) = v(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-    }
+  // The reference grid: u[i, j] = u(x_i, y_j).
+  const io::PointData ref =
+      io::read_hdf5_grid(file, {{"x", "x"}, {"y", "y"}}, {"x", "y"}, {{"u", "u"}, {"v", "v"}});
+  const MatrixD& at = ref.points;
+  const MatrixD uref = ref.values.col(0), vref = ref.values.col(1);
   const MatrixD pred = p.evaluate(theta, at);
   result.metrics = {{"velocity_rel_l2", velocity_rel_l2(pred, uref, vref)},
                     {"u_rel_l2", rel_l2(pred.col(0), uref)},
@@ -351,16 +335,11 @@ AccuracyResult allen_cahn(const AccuracyOptions& o) {
     return p.resample(o.seed + static_cast<std::uint64_t>(step));
   });
   const solvers::TrainResult r = trainer.train(theta);
-  const std::vector<double> t = io::read_dataset(file, "t").values,
-                            x = io::read_dataset(file, "x").values;
-  const MatrixD u = io::read_dataset(file, "u").matrix();
-  MatrixD at(u.size(), 2), ref(u.size(), 1);
-  Eigen::Index k = 0;
-  for (std::size_t i = 0; i < t.size(); ++i)
-    for (std::size_t j = 0; j < x.size(); ++j, ++k) {
-      at.row(k) << x[j], t[i];
-      ref(k, 0) = u(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-    }
+  // u[i, j] = u(t_i, x_j); the problem's coordinates are (x, t).
+  const io::PointData data =
+      io::read_hdf5_grid(file, {{"t", "t"}, {"x", "x"}}, {"x", "t"}, {{"u", "u"}});
+  const MatrixD& at = data.points;
+  const MatrixD& ref = data.values;
   const MatrixD pred = p.evaluate(theta, at);
   result.metrics = {{"rel_l2", rel_l2(pred, ref)}, {"max_abs", (pred - ref).abs().maxCoeff()}};
   result.met = result.metrics["rel_l2"] <= 1e-2;
