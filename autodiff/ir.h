@@ -53,6 +53,7 @@ enum class Op : std::uint8_t {
   Tanh,
   Sigmoid,
   Sqrt,
+  Atan,
   PowC,
   Cast,
   Select,

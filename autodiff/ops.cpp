@@ -61,6 +61,7 @@ Var cos(Var a) { return unary_op(Op::Cos, a); }
 Var tanh(Var a) { return unary_op(Op::Tanh, a); }
 Var sigmoid(Var a) { return unary_op(Op::Sigmoid, a); }
 Var sqrt(Var a) { return unary_op(Op::Sqrt, a); }
+Var atan(Var a) { return unary_op(Op::Atan, a); }
 
 Var pow(Var a, double exponent) {
   if (exponent == 1.0) return a;

@@ -25,6 +25,7 @@ Var cos(Var a);
 Var tanh(Var a);
 Var sigmoid(Var a);
 Var sqrt(Var a);
+Var atan(Var a);
 Var pow(Var a, double exponent);  // a^p for a constant p
 Var cast(Var a, DType dtype);
 // Elementwise: where cond != 0 take a, else b. cond is data: it carries no derivative.

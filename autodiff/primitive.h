@@ -42,6 +42,7 @@ enum class TaylorFamily : std::uint8_t {
   SinCos,     // sin and cos in pairs
   Log,        // x z' = x'
   Sqrt,       // z z = x
+  Atan,       // z' = x' / (1 + x²)
   Pow,        // x z' = p z x'
   Select,     // linear in the two branches; the condition carries no derivative
 };

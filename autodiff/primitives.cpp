@@ -216,6 +216,7 @@ std::vector<Var> t_cos(Var o, Var ct) { return {neg(ct * sin(arg(o, 0)))}; }
 std::vector<Var> t_tanh(Var o, Var ct) { return {ct * (1.0 - square(o))}; }
 std::vector<Var> t_sigmoid(Var o, Var ct) { return {ct * (o - square(o))}; }
 std::vector<Var> t_sqrt(Var o, Var ct) { return {ct / scale(o, 2.0)}; }
+std::vector<Var> t_atan(Var o, Var ct) { return {ct / (1.0 + square(arg(o, 0)))}; }
 std::vector<Var> t_pow(Var o, Var ct) {
   const double p = o.node().attrs.real;
   return {scale(ct * pow(arg(o, 0), p - 1.0), p)};
@@ -326,6 +327,7 @@ std::array<Primitive, kNumOps> make_table() {
     return decltype(x)(1) / (decltype(x)(1) + std::exp(-x));
   })->taylor_poly = {0, 1, -1};  // sigmoid' = sigmoid - sigmoid^2
   unary(Op::Sqrt, "sqrt", F::Sqrt, t_sqrt, "sqrt({0})", [](auto x) { return std::sqrt(x); });
+  unary(Op::Atan, "atan", F::Atan, t_atan, "atan({0})", [](auto x) { return std::atan(x); });
   {
     Primitive& p = def(Op::PowC, "pow", 1, elementwise_shape, F::Pow, t_pow);
     p.elementwise = true;

@@ -138,6 +138,9 @@ class TaylorState {
       case TaylorFamily::Sqrt:
         square_root(id, out);
         break;
+      case TaylorFamily::Atan:
+        arctangent(id, out);
+        break;
       case TaylorFamily::Pow:
         power(id, out);
         break;
@@ -401,6 +404,17 @@ class TaylorState {
       });
       out[static_cast<std::size_t>(key)] = zdiv(zsub(get(x, key), low), two_z);
     }
+  }
+
+  // atan' = w = 1 / (1 + x²): w is built from x in the graph, its streams by the families of
+  // its ops, then z follows by the recurrence of a unary f with f' = w.
+  void arctangent(NodeId id, Streams& out) {
+    const Var x = v(g_.node(id).args[0]);
+    const NodeId w = (1.0 / (1.0 + square(x))).id;
+    ensure(w);
+    for (int key = 1; key < plan_.stream_count(); ++key)
+      out[static_cast<std::size_t>(key)] =
+          recurrence(x.id, key, w, [&](int c) { return get(w, c); });
   }
 
   // x_0 z_α = p z_0 x_α + (1/α_i) Σ_{0<β<α, β_i>0} β_i (p x_β z_{α-β} - z_β x_{α-β})

@@ -338,6 +338,8 @@ class Expander {
         return quot(da, mul(num(2, col), e, col), col);
       case Function::abs:  // sign(a) a', written a/|a| a'
         return mul(quot(a, e, col), da, col);
+      case Function::atan:  // a' / (1 + a^2)
+        return quot(da, add(num(1, col), power(a, num(2, col), col), col), col);
     }
     throw InternalError("expand: unknown function");
   }

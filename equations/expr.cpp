@@ -24,6 +24,8 @@ const char* function_name(Function f) {
       return "sqrt";
     case Function::abs:
       return "abs";
+    case Function::atan:
+      return "atan";
   }
   return "?";
 }
@@ -324,6 +326,8 @@ double apply_function(Function f, double x) {
       return std::sqrt(x);
     case Function::abs:
       return std::abs(x);
+    case Function::atan:
+      return std::atan(x);
   }
   return 0.0;
 }

@@ -50,7 +50,7 @@ enum class ExprKind : std::uint8_t {
   vec,         // vec(args...): a vector from its spatial components
 };
 
-enum class Function : std::uint8_t { sin, cos, exp, log, tanh, sqrt, abs };
+enum class Function : std::uint8_t { sin, cos, exp, log, tanh, sqrt, abs, atan };
 const char* function_name(Function f);
 
 struct ExprNode;

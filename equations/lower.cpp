@@ -145,6 +145,8 @@ class Lowerer {
         return sqrt(a);
       case Function::abs:
         return sqrt(square(a));
+      case Function::atan:
+        return atan(a);
     }
     throw InternalError("lower: unknown function");
   }

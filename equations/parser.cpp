@@ -26,7 +26,8 @@ struct FunctionInfo {
 const FunctionInfo kFunctions[] = {
     {"sin", Function::sin}, {"cos", Function::cos},   {"exp", Function::exp},
     {"log", Function::log}, {"tanh", Function::tanh}, {"sqrt", Function::sqrt},
-    {"abs", Function::abs}, {"d", std::nullopt},      {"laplacian", std::nullopt},
+    {"abs", Function::abs}, {"atan", Function::atan}, {"d", std::nullopt},
+    {"laplacian", std::nullopt},
     {"grad", std::nullopt}, {"div", std::nullopt},    {"dot", std::nullopt},
     {"vec", std::nullopt},
 };

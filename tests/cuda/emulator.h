@@ -31,7 +31,7 @@ inline constexpr const char* kEmulatorShim =
 #include <vector>
 #include <ucontext.h>
 using std::exp; using std::log; using std::sin; using std::cos; using std::tanh;
-using std::sqrt; using std::pow;
+using std::sqrt; using std::pow; using std::atan;
 struct jp_dim3 { unsigned x, y, z; };
 static jp_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__

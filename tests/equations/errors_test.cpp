@@ -40,7 +40,7 @@ TEST_P(ParseErrors, MessageAndColumn) {
 }
 
 const char* const kFunctions =
-    "sin, cos, exp, log, tanh, sqrt, abs, d, laplacian, grad, div, dot, vec";
+    "sin, cos, exp, log, tanh, sqrt, abs, atan, d, laplacian, grad, div, dot, vec";
 
 INSTANTIATE_TEST_SUITE_P(
     Language, ParseErrors,
@@ -53,7 +53,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"(u + nu u)", 9, "expected ')' to close the '(' at column 1, found 'u'"},
         ErrorCase{"sinh(u)", 1,
                   "unknown function 'sinh' (functions: sin, cos, exp, log, tanh, "
-                  "sqrt, abs, d, laplacian, grad, div, dot, vec)"},
+                  "sqrt, abs, atan, d, laplacian, grad, div, dot, vec)"},
         ErrorCase{"sin(u, x)", 1, "sin takes 1 argument, found 2"},
         ErrorCase{"exp()", 1, "exp takes 1 argument, found 0"},
         ErrorCase{"dot(n, grad(u), n)", 1, "dot takes 2 arguments, found 3"},

@@ -125,6 +125,7 @@ TEST(Lower, ChainRuleFunctionsAndPowers) {
       "abs(u) + sqrt(exp(u)) + log(2 + tanh(u)) + cos(u)^2",
       "(2 + u)^1.5 + (2 + u)^-2 + u^0 + 2^u + a*x*y",
       "div(x*grad(u))",
+      "laplacian(atan(u)) + atan(x*y)",
   };
   const auto got = evaluate_all(net, ctx, texts, {});
   auto d = [&](std::int64_t p, int i, int j) { return net.d(p, 0, {i, j}); };
@@ -152,6 +153,12 @@ TEST(Lower, ChainRuleFunctionsAndPowers) {
                Quad(0.5) * x(p) * y(p);
       },
       [&](auto p) { return d(p, 1, 0) + x(p) * (d(p, 2, 0) + d(p, 0, 2)); },
+      [&](auto p) {  // (atan u)'' = u''/(1 + u^2) - 2 u u'^2/(1 + u^2)^2 along each axis
+        const Quad u = d(p, 0, 0), w = 1 / (1 + u * u);
+        const Quad ux = d(p, 1, 0), uy = d(p, 0, 1);
+        return w * (d(p, 2, 0) + d(p, 0, 2)) - 2 * u * w * w * (ux * ux + uy * uy) +
+               atanq(x(p) * y(p));
+      },
   };
   for (std::size_t k = 0; k < texts.size(); ++k)
     EXPECT_LE(testing::relative_error(got[k], net.points(), want[k]), kTol) << texts[k];

@@ -168,6 +168,9 @@ inline std::vector<Row> table() {
           "sqrt", Op::Sqrt, 0.5, 2, [](Var a) { return sqrt(a); },
           [](double x) { return std::sqrt(x); }),
       unary_row(
+          "atan", Op::Atan, -2, 2, [](Var a) { return atan(a); },
+          [](double x) { return std::atan(x); }),
+      unary_row(
           "pow", Op::PowC, 0.5, 2, [](Var a) { return pow(a, 2.5); },
           [](double x) { return std::pow(x, 2.5); }),
       unary_row(

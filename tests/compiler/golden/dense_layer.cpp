@@ -4,7 +4,7 @@
 #include <cstring>
 #include <omp.h>
 using std::exp; using std::log; using std::sin; using std::cos; using std::tanh;
-using std::sqrt; using std::pow;
+using std::sqrt; using std::pow; using std::atan;
 static inline float jp_bf16(float x) {
   unsigned u; std::memcpy(&u, &x, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) return x;
