@@ -71,9 +71,16 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
     return;
   }
   if (ext != ".csv") throw UserError("--output: '" + out + "': expected .csv, .h5 or .vtu");
+  // A name with a comma or a quote (d(u, x, 2)) is quoted as RFC 4180 says.
+  const auto header = [](const std::string& name) {
+    if (name.find_first_of(",\"") == std::string::npos) return name;
+    std::string q = "\"";
+    for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
   std::ostringstream s;
   for (std::size_t c = 0; c < coords.size(); ++c) s << (c ? "," : "") << coords[c];
-  for (const auto& n : names) s << "," << n;
+  for (const auto& n : names) s << "," << header(n);
   s << "\n";
   for (Eigen::Index i = 0; i < points.rows(); ++i) {
     for (Eigen::Index c = 0; c < points.cols(); ++c) s << (c ? "," : "") << nn::detail::short_number(points(i, c), 17);

@@ -7,9 +7,36 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "apps/commands.h"
 #include "autodiff/errors.h"
+
+namespace {
+
+// Expression lists split at the commas outside parentheses: `u,d(u, x, 2)` is two expressions.
+std::vector<std::string> split_expressions(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const std::string& text : given) {
+    int depth = 0;
+    std::string current;
+    for (char c : text) {
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (c == ',' && depth == 0) {
+        out.push_back(current);
+        current.clear();
+      } else {
+        current += c;
+      }
+    }
+    out.push_back(current);
+  }
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace jetpde::app;
@@ -42,9 +69,8 @@ int main(int argc, char** argv) {
                        "CSV with a column per coordinate, or HDF5 with a dataset 'points'")
       ->required();
   eval_cmd->add_option("--fields", eval_args.fields,
-                       "Fields or expressions to evaluate (u,u_x,laplacian(u)); default: every "
-                       "field")
-      ->delimiter(',');
+                       "Fields or expressions to evaluate (u,u_x,d(u, x, 3)); default: every "
+                       "field");
   eval_cmd->add_option("--output", eval_args.output,
                        "Write to this .csv, .h5 or .vtu file instead of standard output");
 
@@ -57,8 +83,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   export_cmd->add_option("--time-steps", export_args.time_steps, "Time levels")
       ->check(CLI::PositiveNumber);
-  export_cmd->add_option("--quantities", export_args.quantities, "Extra expressions (u_x, ...)")
-      ->delimiter(',');
+  export_cmd->add_option("--quantities", export_args.quantities,
+                         "Extra expressions (u_x,d(u, x, 3),...)");
 
   InfoArgs info_args;
   CLI::App* info_cmd =
@@ -73,6 +99,8 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help, version or the error
     return code == 0 ? 0 : 2;
   }
+  eval_args.fields = split_expressions(eval_args.fields);
+  export_args.quantities = split_expressions(export_args.quantities);
   try {
     if (*run_cmd) return run(run_args);
     if (*eval_cmd) return eval(eval_args);

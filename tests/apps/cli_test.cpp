@@ -118,14 +118,14 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   ASSERT_NE(u_vtk, nullptr);
   EXPECT_NEAR(u_vtk->GetTuple1(10), 1.0, 2e-2);  // u(0.5) = sin(pi/2)
   EXPECT_EQ(u_vtk->GetTuple1(10), io::read_dataset(out + "/fields.h5", "u").values[10]);
-  // eval at three points, with a derivative.
+  // eval at three points, with a derivative; commas inside d(...) do not split the list.
   const std::string points = write("points.csv", "x\n0.25\n0.5\n0.75\n");
-  const Output e = jetpde("eval " + out + " --points " + points + " --fields u,u_x");
+  const Output e = jetpde("eval " + out + " --points " + points + " --fields 'u,u_x,d(u, x, 2)'");
   ASSERT_EQ(e.status, 0) << e.text;
   std::stringstream lines(e.text);
   std::string line;
   std::getline(lines, line);
-  EXPECT_EQ(line, "x,u,u_x");
+  EXPECT_EQ(line, "x,u,u_x,\"d(u, x, 2)\"");
   std::getline(lines, line);  // x = 0.25: u = sin(pi/4), u_x = pi cos(pi/4)
   double x, u, ux;
   char c1, c2;
