@@ -46,9 +46,9 @@ MatrixD read_points(const std::string& file, const std::vector<std::string>& coo
   if (ext == ".h5" || ext == ".hdf5") {
     MatrixD p = io::read_dataset(file, "points").matrix();
     if (p.cols() != static_cast<Eigen::Index>(coords.size()))
-      throw UserError("--points: '" + file + "' dataset 'points' has " +
-                      std::to_string(p.cols()) + " columns; the problem has " +
-                      std::to_string(coords.size()) + " coordinates");
+      throw UserError("--points: '" + file + "' dataset 'points' has " + std::to_string(p.cols()) +
+                      " columns; the problem has " + std::to_string(coords.size()) +
+                      " coordinates");
     return p;
   }
   throw UserError("--points: '" + file + "': expected a .csv, .h5 or .hdf5 file");
@@ -60,13 +60,15 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
   if (ext == ".h5" || ext == ".hdf5") {
     io::Hdf5Writer h5(out);
     h5.write("points", points);
-    for (std::size_t k = 0; k < names.size(); ++k) h5.write(names[k], MatrixD(values.col(static_cast<Eigen::Index>(k))));
+    for (std::size_t k = 0; k < names.size(); ++k)
+      h5.write(names[k], MatrixD(values.col(static_cast<Eigen::Index>(k))));
     h5.commit();
     return;
   }
   if (ext == ".vtu") {
     std::vector<io::VtkArray> arrays;
-    for (std::size_t k = 0; k < names.size(); ++k) arrays.push_back({names[k], values.col(static_cast<Eigen::Index>(k))});
+    for (std::size_t k = 0; k < names.size(); ++k)
+      arrays.push_back({names[k], values.col(static_cast<Eigen::Index>(k))});
     io::write_vtu(out, points, arrays);
     return;
   }
@@ -83,8 +85,10 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
   for (const auto& n : names) s << "," << header(n);
   s << "\n";
   for (Eigen::Index i = 0; i < points.rows(); ++i) {
-    for (Eigen::Index c = 0; c < points.cols(); ++c) s << (c ? "," : "") << nn::detail::short_number(points(i, c), 17);
-    for (Eigen::Index k = 0; k < values.cols(); ++k) s << "," << nn::detail::short_number(values(i, k), 17);
+    for (Eigen::Index c = 0; c < points.cols(); ++c)
+      s << (c ? "," : "") << nn::detail::short_number(points(i, c), 17);
+    for (Eigen::Index k = 0; k < values.cols(); ++k)
+      s << "," << nn::detail::short_number(values(i, k), 17);
     s << "\n";
   }
   if (out.empty()) {
@@ -117,11 +121,12 @@ int run(const RunArgs& a) {
   std::fprintf(stderr, "jetpde: %s\n", r.result.message.c_str());
   const auto& m = r.metrics;
   if (m.count("rel_l2")) {
-    const std::string against = config.reference.exact != "none" ? "the exact solution (" + config.reference.exact + ")"
-                                : config.reference.data            ? "the reference data"
-                                                                   : "the exact solution";
-    std::fprintf(stderr, "jetpde: relative L2 error against %s: %s (max abs %s)\n",
-                 against.c_str(), sci(m.at("rel_l2")).c_str(), sci(m.at("max_abs")).c_str());
+    const std::string against = config.reference.exact != "none"
+                                    ? "the exact solution (" + config.reference.exact + ")"
+                                : config.reference.data ? "the reference data"
+                                                        : "the exact solution";
+    std::fprintf(stderr, "jetpde: relative L2 error against %s: %s (max abs %s)\n", against.c_str(),
+                 sci(m.at("rel_l2")).c_str(), sci(m.at("max_abs")).c_str());
   }
   for (const auto& [name, value] : r.parameters)
     std::fprintf(stderr, "jetpde: trained %s = %s\n", name.c_str(),
@@ -190,7 +195,8 @@ int info(const InfoArgs& a) {
       std::printf("%s: %s\n", name.c_str(), i.description.c_str());
       for (const auto& p : i.parameters)
         std::printf("    %s = %s  %s\n", p.name.c_str(),
-                    p.default_value.empty() ? "(unset)" : p.default_value.c_str(), p.meaning.c_str());
+                    p.default_value.empty() ? "(unset)" : p.default_value.c_str(),
+                    p.meaning.c_str());
     }
     return 0;
   }
@@ -205,11 +211,12 @@ int info(const InfoArgs& a) {
   std::printf("  cuda         %s\n", cuda ? "yes" : ("no: " + why_cuda).c_str());
   std::printf("  interpreter  yes (reference)\n");
   std::printf("gemm:          %s\n", compiler::sgemm_library());
-  std::printf("bf16 gemm:     %s\n", compiler::native_bf16_gemm_available() ? "native (AVX512-BF16)" : "emulated");
+  std::printf("bf16 gemm:     %s\n",
+              compiler::native_bf16_gemm_available() ? "native (AVX512-BF16)" : "emulated");
   std::printf("BLAS:          %s\n", JETPDE_BLAS);
   const std::string mpi = JETPDE_MPI_VERSION;
   std::printf("MPI:           %s\n", mpi.empty() ? "not found at build time"
-                                                  : ("MPI " + mpi + " found at build time").c_str());
+                                                 : ("MPI " + mpi + " found at build time").c_str());
 #ifdef _OPENMP
   std::printf("threads:       %d (OpenMP)\n", omp_get_max_threads());
 #endif

@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
                       "training.stages.0.steps=100); repeatable");
   run_cmd->add_flag("--resume", run_args.resume,
                     "Continue from the run folder's checkpoint.h5 (same config, same threads)");
-  run_cmd->add_option("--max-steps", run_args.max_steps,
-                      "Cap every training stage at this many steps (smoke tests)")
+  run_cmd
+      ->add_option("--max-steps", run_args.max_steps,
+                   "Cap every training stage at this many steps (smoke tests)")
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--output", run_args.output, "Run folder (overrides output.dir)");
   run_cmd->add_option("--progress", run_args.progress, "auto | line | plain | none")
@@ -65,8 +66,9 @@ int main(int argc, char** argv) {
   CLI::App* eval_cmd = app.add_subcommand("eval", "Evaluate a trained run at given points");
   eval_cmd->add_option("run_dir", eval_args.run_dir, "A run folder (with checkpoint.h5)")
       ->required();
-  eval_cmd->add_option("--points", eval_args.points,
-                       "CSV with a column per coordinate, or HDF5 with a dataset 'points'")
+  eval_cmd
+      ->add_option("--points", eval_args.points,
+                   "CSV with a column per coordinate, or HDF5 with a dataset 'points'")
       ->required();
   eval_cmd->add_option("--fields", eval_args.fields,
                        "Fields or expressions to evaluate (u,u_x,d(u, x, 3)); default: every "

@@ -26,9 +26,9 @@ const char* symbol_kind_name(SymbolKind kind) {
 }
 
 bool is_reserved(const std::string& name) {
-  static const char* const reserved[] = {"pi",   "n",   "d",    "sin",       "cos",
-                                         "exp",  "log", "tanh", "sqrt",      "abs", "atan",
-                                         "grad", "div", "dot",  "laplacian", "vec"};
+  static const char* const reserved[] = {"pi",  "n",    "d",         "sin", "cos",  "exp",
+                                         "log", "tanh", "sqrt",      "abs", "atan", "grad",
+                                         "div", "dot",  "laplacian", "vec"};
   return std::any_of(std::begin(reserved), std::end(reserved),
                      [&](const char* r) { return name == r; });
 }

@@ -24,12 +24,11 @@ struct FunctionInfo {
 };
 
 const FunctionInfo kFunctions[] = {
-    {"sin", Function::sin}, {"cos", Function::cos},   {"exp", Function::exp},
-    {"log", Function::log}, {"tanh", Function::tanh}, {"sqrt", Function::sqrt},
-    {"abs", Function::abs}, {"atan", Function::atan}, {"d", std::nullopt},
-    {"laplacian", std::nullopt},
-    {"grad", std::nullopt}, {"div", std::nullopt},    {"dot", std::nullopt},
-    {"vec", std::nullopt},
+    {"sin", Function::sin},      {"cos", Function::cos},   {"exp", Function::exp},
+    {"log", Function::log},      {"tanh", Function::tanh}, {"sqrt", Function::sqrt},
+    {"abs", Function::abs},      {"atan", Function::atan}, {"d", std::nullopt},
+    {"laplacian", std::nullopt}, {"grad", std::nullopt},   {"div", std::nullopt},
+    {"dot", std::nullopt},       {"vec", std::nullopt},
 };
 
 const FunctionInfo* find_function(const std::string& name) {

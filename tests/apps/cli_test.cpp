@@ -14,14 +14,14 @@
 #include <sstream>
 #include <thread>
 
-#include "io/checkpoint.h"
-#include "tests/support/scratch_dir.h"
-#include "io/hdf5_read.h"
 #include <vtkDataArray.h>
 #include <vtkImageData.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkXMLImageDataReader.h>
+#include "io/checkpoint.h"
+#include "io/hdf5_read.h"
+#include "tests/support/scratch_dir.h"
 
 extern char** environ;
 
@@ -71,11 +71,13 @@ std::string poisson(int adam_steps, const std::string& out,
          "network: {hidden: [16, 16]}\n"
          "sampling: {interior_points: 64, resample_every: 50}\n"
          "training:\n  stages:\n"
-         "    - {optimizer: adam, steps: " + std::to_string(adam_steps) +
+         "    - {optimizer: adam, steps: " +
+         std::to_string(adam_steps) +
          ", learning_rate: 0.01}\n"
          "    - {optimizer: lbfgs, steps: 200}\n"
-         "reference:\n" + reference +
-         "output: {dir: " + out + ", checkpoint_every: 25, grid: [21], progress: plain, "
+         "reference:\n" +
+         reference + "output: {dir: " + out +
+         ", checkpoint_every: 25, grid: [21], progress: plain, "
          "progress_every: 1000}\n"
          "threads: 1\n";
 }
@@ -85,9 +87,10 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   const std::string cfg = write("p.yaml", poisson(300, out));
   const Output r = jetpde("run " + cfg);
   ASSERT_EQ(r.status, 0) << r.text;
-  EXPECT_NE(r.text.find("relative L2 error against the exact solution: "), std::string::npos) << r.text;
-  for (const char* f : {"config.yaml", "checkpoint.h5", "history.csv", "fields.vti", "fields.h5",
-                        "summary.json"})
+  EXPECT_NE(r.text.find("relative L2 error against the exact solution: "), std::string::npos)
+      << r.text;
+  for (const char* f :
+       {"config.yaml", "checkpoint.h5", "history.csv", "fields.vti", "fields.h5", "summary.json"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
   // history.csv: a header and one row per 10 steps (the default), plus the last step.
   std::ifstream history(fs::path(out) / "history.csv");
@@ -158,7 +161,8 @@ TEST_F(Cli, KillNineThenResumeGivesTheSameParameters) {
   int step = 0;
   for (int i = 0; i < 60000 && step < 100; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (fs::exists(checkpoint)) step = static_cast<int>(io::read_int_dataset(checkpoint, "step").at(0));
+    if (fs::exists(checkpoint))
+      step = static_cast<int>(io::read_int_dataset(checkpoint, "step").at(0));
   }
   ::kill(pid, SIGKILL);
   int status;
@@ -208,7 +212,8 @@ TEST_F(Cli, BadInputGivesAMessageAndWritesNothing) {
   // A wrong type and an unknown key, with line and column.
   r = jetpde("run " + write("type.yaml", poisson(10, out) + "seed: one\n"));
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.text.find("type.yaml:16:7: seed: 'one' is not an integer"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("type.yaml:16:7: seed: 'one' is not an integer"), std::string::npos)
+      << r.text;
   r = jetpde("run " + write("key.yaml", poisson(10, out) + "sede: 1\n"));
   EXPECT_NE(r.text.find("key.yaml:16:1: sede: unknown key"), std::string::npos) << r.text;
   // A missing reference file.
@@ -219,8 +224,9 @@ TEST_F(Cli, BadInputGivesAMessageAndWritesNothing) {
       << r.text;
   // A key given twice.
   r = jetpde("run " + write("twice.yaml", poisson(10, out) + "threads: 2\n"));
-  EXPECT_NE(r.text.find("twice.yaml:16:1: threads: given twice (a YAML mapping holds each key once)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.text.find("twice.yaml:16:1: threads: given twice (a YAML mapping holds each key once)"),
+      std::string::npos)
       << r.text;
   EXPECT_FALSE(fs::exists(out));  // nothing was created for any of these
   // An output folder that cannot be created (a file is in the way).
