@@ -30,7 +30,8 @@ Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weig
     // its slots (a chunked term's M chunks each carry w / M).
     term_weights_.assign(terms, 0.0);
     for (int s = 0; s < objective_.slots(); ++s)
-      term_weights_[static_cast<std::size_t>(objective_.slot_term()[static_cast<std::size_t>(s)])] +=
+      term_weights_[static_cast<std::size_t>(
+          objective_.slot_term()[static_cast<std::size_t>(s)])] +=
           objective_.weights()[static_cast<std::size_t>(s)];
   }
   if (term_weights_.size() != terms)
@@ -176,13 +177,14 @@ void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
   theta = state.theta;
 }
 
-bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
-                       int& step, TrainResult& result) {
+bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
+                       TrainResult& result) {
   const Stage& stage = stages_[si];
   const bool final_stage = si + 1 == stages_.size();
   nn::Adam adam(stage.adam);
   if (start) adam.restore(start->adam);
   Eigen::VectorXd g, last_good = theta;
+  nn::Adam::State last_good_adam = adam.state();  // kept only when checkpoints are written
   double last_good_loss = start ? start->loss : std::nan("");
   // The state is copied (parameters, moments, point sets) only on the steps that save it.
   const auto checkpoint = [&](int k, bool last) {
@@ -212,12 +214,22 @@ bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorX
         result.message += "kept the parameters of step " + std::to_string(step - 1) + " (loss " +
                           sci(last_good_loss) + ")";
       }
+      // The last checkpoint holds the kept parameters (and the optimizer as it was with them),
+      // not those of an earlier periodic save.
+      if (checkpointer_) {
+        TrainerState state =
+            snapshot(k == 0 ? step : step - 1, static_cast<int>(si), k == 0 ? 0 : k - 1, theta);
+        if (k > 0) state.adam = last_good_adam;
+        state.loss = last_good_loss;
+        checkpointer_(state);
+      }
       result.steps = step;
       result.loss = last_good_loss;
       return false;
     }
     last_good = theta;
     last_good_loss = loss;
+    if (checkpointer_) last_good_adam = adam.state();
     const double lr = adam.learning_rate();
     adam.step(theta, g);
     ++step;
@@ -258,6 +270,7 @@ bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::Vector
       result.status = TrainResult::Status::non_finite;
       result.message = "stage '" + stage.name + "': the loss is not finite at its start (" +
                        non_finite_terms() + "); stopped";
+      if (checkpointer_) checkpointer_(snapshot(step, static_cast<int>(si), 0, theta));
       result.steps = step;
       return false;
     }

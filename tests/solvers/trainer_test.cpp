@@ -93,12 +93,20 @@ TEST(Trainer, ALossThatTurnsNaNStopsAndKeepsTheLastGoodParameters) {
   const Var a = g.param("a", {1, 1});
   Objective obj({{"bad", sqrt(a) + 2.0}}, {a}, options());
   Trainer trainer(obj, {{.name = "adam", .steps = 100, .adam = {.schedule = {.lr = 0.3}}}});
+  std::vector<TrainerState> saved;
+  trainer.checkpoint_every(2, [&](const TrainerState& s) { saved.push_back(s); });
   Eigen::VectorXd theta(1);
   theta << 1.0;  // Adam moves a by about -0.3 a step: 0.7, 0.4, 0.1, -0.2
   const TrainResult r = trainer.train(theta);
   EXPECT_EQ(r.status, TrainResult::Status::non_finite);
   EXPECT_EQ(r.steps, 4);
   EXPECT_NEAR(theta[0], 0.1, 0.01);
+  // Saved at step 2, at step 4 (a = -0.2), then the kept step 3, which is what a run folder keeps.
+  ASSERT_EQ(saved.size(), 3u);
+  EXPECT_EQ(saved.back().step, 3);
+  EXPECT_EQ(saved.back().stage_step, 3);
+  EXPECT_EQ(saved.back().theta[0], theta[0]);
+  EXPECT_EQ(saved.back().adam.t, 3);  // the moments as they were with the kept parameters
   EXPECT_TRUE(std::isfinite(std::sqrt(theta[0]))) << "the kept parameters have a finite loss";
   EXPECT_EQ(r.message.rfind("stage 'adam': the loss is not finite after step 4 (bad = nan); "
                             "stopped, kept the parameters of step 3 (loss ",
@@ -236,7 +244,8 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
   // A state that does not fit: another stage count.
   TrainerState bad = saved[1];
   bad.stage = 7;
-  expect_user_error([&] { run(&bad, nullptr); }, "trainer: cannot resume from this checkpoint: it is in stage 8 of 2");
+  expect_user_error([&] { run(&bad, nullptr); },
+                    "trainer: cannot resume from this checkpoint: it is in stage 8 of 2");
 }
 
 TEST(Trainer, BadConfiguration) {
