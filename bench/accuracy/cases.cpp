@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "autodiff/errors.h"
-#include "geometry/ball.h"
 #include "geometry/box.h"
-#include "geometry/csg.h"
 #include "geometry/time_product.h"
 #include "io/config.h"
 #include "io/hdf5_read.h"
@@ -206,8 +204,38 @@ double velocity_rel_l2(const MatrixD& uv, const MatrixD& u, const MatrixD& v) {
   return std::sqrt(err / (u.square().sum() + v.square().sum()));
 }
 
-// Lid-driven cavity, Re = 100, against ldc_re100.h5 and Ghia et al.'s centerlines: the problem
-// is examples/ldc.yaml's (one description of it), run as `jetpde run` runs it, in a scratch folder.
+// A trained example: examples/NAME.yaml run as `jetpde run` runs it (one description of the
+// problem), with its reference data file, the seed and the stage budgets scaled, in a scratch
+// folder that is gone when this returns.
+struct TrainedExample {
+  io::LoadedRun run;
+  std::string message;  // how training ended
+  MatrixD evaluate(const MatrixD& at) { return run.problem->evaluate(run.theta, at); }
+};
+
+TrainedExample run_example(const std::string& name, const std::string& data_file,
+                           const AccuracyOptions& o) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("jetpde-accuracy-" + name + "-" + std::to_string(::getpid()));
+  struct Scratch {  // removed however the run ends
+    std::filesystem::path dir;
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } scratch{dir};
+  io::RunConfig config =
+      io::load_run_config(std::string(JETPDE_SOURCE_DIR) + "/examples/" + name + ".yaml",
+                          {"reference.data.file=" + std::filesystem::absolute(data_file).string(),
+                           "seed=" + std::to_string(o.seed), "output.dir=" + dir.string(),
+                           "output.vtk=false", "output.progress=none"});
+  for (solvers::Stage& stage : config.stages) stage.steps = scaled(stage.steps, o.scale);
+  const io::RunReport report = io::run(config);
+  return {io::load_run(dir.string()), report.result.message};
+}
+
+// Lid-driven cavity, Re = 100, against ldc_re100.h5 and Ghia et al.'s centerlines
+// (examples/ldc.yaml).
 AccuracyResult ldc(const AccuracyOptions& o) {
   AccuracyResult result;
   result.target = "velocity rel_l2 <= 2e-2";
@@ -217,31 +245,13 @@ AccuracyResult ldc(const AccuracyOptions& o) {
     result.message = "skipped: no " + file;
     return result;
   }
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("jetpde-accuracy-ldc-" + std::to_string(::getpid()));
-  struct Scratch {  // removed however the case ends
-    std::filesystem::path dir;
-    ~Scratch() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  } scratch{dir};
-  io::RunConfig config =
-      io::load_run_config(std::string(JETPDE_SOURCE_DIR) + "/examples/ldc.yaml",
-                          {"reference.data.file=" + std::filesystem::absolute(file).string(),
-                           "seed=" + std::to_string(o.seed), "output.dir=" + dir.string(),
-                           "output.vtk=false", "output.progress=none"});
-  for (solvers::Stage& stage : config.stages) stage.steps = scaled(stage.steps, o.scale);
-  const io::RunReport report = io::run(config);
-  io::LoadedRun trained = io::load_run(dir.string());
-  solvers::Problem& p = *trained.problem;
-  const Eigen::VectorXd& theta = trained.theta;
+  TrainedExample trained = run_example("ldc", file, o);
   // The reference grid: u[i, j] = u(x_i, y_j).
   const io::PointData ref =
       io::read_hdf5_grid(file, {{"x", "x"}, {"y", "y"}}, {"x", "y"}, {{"u", "u"}, {"v", "v"}});
   const MatrixD& at = ref.points;
   const MatrixD uref = ref.values.col(0), vref = ref.values.col(1);
-  const MatrixD pred = p.evaluate(theta, at);
+  const MatrixD pred = trained.evaluate(at);
   result.metrics = {{"velocity_rel_l2", velocity_rel_l2(pred, uref, vref)},
                     {"u_rel_l2", rel_l2(pred.col(0), uref)},
                     {"v_rel_l2", rel_l2(pred.col(1), vref)}};
@@ -274,21 +284,21 @@ AccuracyResult ldc(const AccuracyOptions& o) {
     MatrixD point(1, 2);
     if (table == "u_vs_y") {
       point << 0.5, c;
-      ghia_u = std::max(ghia_u, std::abs(p.evaluate(theta, point)(0, 0) - want));
+      ghia_u = std::max(ghia_u, std::abs(trained.evaluate(point)(0, 0) - want));
     } else if (table == "v_vs_x") {
       point << c, 0.5;
-      ghia_v = std::max(ghia_v, std::abs(p.evaluate(theta, point)(0, 1) - want));
+      ghia_v = std::max(ghia_v, std::abs(trained.evaluate(point)(0, 1) - want));
     }
   }
   result.metrics["ghia_u_max_abs"] = ghia_u;
   result.metrics["ghia_v_max_abs"] = ghia_v;
   result.met = result.metrics["velocity_rel_l2"] <= 2e-2;
-  result.message = report.result.message;
+  result.message = trained.message;
   return result;
 }
 
-// Allen-Cahn against allen_cahn.h5: exactly periodic network in x, the initial condition built in
-// (u = x^2 cos(pi x) + t N), causal weighting over 32 time chunks, resampling.
+// Allen-Cahn against allen_cahn.h5 (examples/allen_cahn.yaml: exactly periodic network in x, the
+// initial condition built in, u = x^2 cos(pi x) + t N, causal weighting over 32 time chunks).
 AccuracyResult allen_cahn(const AccuracyOptions& o) {
   AccuracyResult result;
   result.target = "rel_l2 <= 1e-2";
@@ -298,40 +308,21 @@ AccuracyResult allen_cahn(const AccuracyOptions& o) {
     result.message = "skipped: no " + file;
     return result;
   }
-  solvers::ProblemSpec spec;
-  spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
-  spec.context.fields({"u"}).coordinates({"x"}).time("t");
-  spec.equations = {"u_t - 0.0001*u_xx + 5*u^3 - 5*u"};
-  spec.interior_points = 4096;
-  spec.time_chunks = 32;
-  spec.hard_constraints = {{.field = "u", .value = "x^2*cos(pi*x)", .on = "initial"}};
-  spec.network.hidden = {64, 64, 64, 64};
-  spec.network.architecture = nn::Architecture::modified_mlp;
-  spec.network.periodic = {{.column = 0, .period = 2.0}};
-  spec.network.normalization = nn::InputNormalization{{-1, 0}, {1, 1}};
-  spec.sampling = {.method = geometry::SampleMethod::pseudo_random, .seed = o.seed};
-  solvers::Problem p(spec);
-  Eigen::VectorXd theta = p.initial_theta(o.seed);
-  std::vector<solvers::Stage> stages = adam_then_lbfgs(30000, 2000, o.scale);
-  solvers::Trainer trainer(p.objective(), stages, {.causal_epsilon = 1.0});
-  trainer.resample_every(200, [&](int step, const Eigen::VectorXd&) {
-    return p.resample(o.seed + static_cast<std::uint64_t>(step));
-  });
-  const solvers::TrainResult r = trainer.train(theta);
+  TrainedExample trained = run_example("allen_cahn", file, o);
   // u[i, j] = u(t_i, x_j); the problem's coordinates are (x, t).
   const io::PointData data =
       io::read_hdf5_grid(file, {{"t", "t"}, {"x", "x"}}, {"x", "t"}, {{"u", "u"}});
   const MatrixD& at = data.points;
   const MatrixD& ref = data.values;
-  const MatrixD pred = p.evaluate(theta, at);
+  const MatrixD pred = trained.evaluate(at);
   result.metrics = {{"rel_l2", rel_l2(pred, ref)}, {"max_abs", (pred - ref).abs().maxCoeff()}};
   result.met = result.metrics["rel_l2"] <= 1e-2;
-  result.message = r.message;
+  result.message = trained.message;
   return result;
 }
 
-// PINNacle's Poisson2d-CG against poisson_boltzmann2d.h5 (its `pde` attribute states the problem),
-// with NTK loss weighting.
+// PINNacle's Poisson2d-CG against poisson_boltzmann2d.h5 (its `pde` attribute states the
+// problem), with NTK loss weighting (examples/poisson2d_cg.yaml).
 AccuracyResult poisson2d_cg(const AccuracyOptions& o) {
   AccuracyResult result;
   result.target = "rel_l2 <= 5e-2 (PINNacle: 0.64 plain, 0.014 best)";
@@ -341,35 +332,13 @@ AccuracyResult poisson2d_cg(const AccuracyOptions& o) {
     result.message = "skipped: no " + file;
     return result;
   }
-  geometry::GeometryPtr holes = geometry::disk({0.5, 0.5}, 0.2);
-  holes = geometry::unite(holes, geometry::disk({0.4, -0.4}, 0.4));
-  holes = geometry::unite(holes, geometry::disk({-0.2, -0.7}, 0.1));
-  holes = geometry::unite(holes, geometry::disk({-0.6, 0.5}, 0.3));
-  solvers::ProblemSpec spec;
-  spec.domain = geometry::subtract(geometry::rectangle({-1, -1}, {1, 1}), holes);
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"-laplacian(u) + 64*u - 10*(1 + x^2 + 16 + y^2)*sin(pi*x)*sin(4*pi*y)"};
-  spec.interior_points = 4000;
-  spec.conditions = {
-      {.kind = Kind::dirichlet,
-       .name = "square",
-       .on = "x == -1 or x == 1 or y == -1 or y == 1",
-       .value = "0.2",
-       .points = 800},
-      {.kind = Kind::dirichlet, .name = "disks", .on = "circle", .value = "1", .points = 800}};
-  spec.network.hidden = {64, 64, 64, 64};
-  spec.sampling = {.method = geometry::SampleMethod::sobol, .seed = o.seed};
-  solvers::Problem p(spec);
-  Eigen::VectorXd theta = p.initial_theta(o.seed);
-  solvers::Trainer trainer(p.objective(), adam_then_lbfgs(10000, 5000, o.scale),
-                           {.kind = solvers::Weighting::Kind::ntk, .every = 500});
-  const solvers::TrainResult r = trainer.train(theta);
+  TrainedExample trained = run_example("poisson2d_cg", file, o);
   const MatrixD points = io::read_dataset(file, "points").matrix();
   const MatrixD ref = io::read_dataset(file, "u").matrix();
-  const MatrixD pred = p.evaluate(theta, points);
+  const MatrixD pred = trained.evaluate(points);
   result.metrics = {{"rel_l2", rel_l2(pred, ref)}, {"max_abs", (pred - ref).abs().maxCoeff()}};
   result.met = result.metrics["rel_l2"] <= 5e-2;
-  result.message = r.message;
+  result.message = trained.message;
   return result;
 }
 

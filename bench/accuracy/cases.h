@@ -1,6 +1,7 @@
-// The accuracy cases of issue 4 as functions: each builds a Problem, trains it with a budget
-// scaled by `scale`, and measures its error against a reference. jetpde_accuracy runs them with
-// the full budgets; tests/solvers/accuracy_test.cpp with small ones.
+// The accuracy cases of issue 4 as functions: each builds a Problem (or runs the example config
+// that describes it: ldc, allen_cahn, poisson2d_cg), trains it with a budget scaled by `scale`,
+// and measures its error against a reference. jetpde_accuracy runs them with the full budgets;
+// tests/bench/accuracy_test.cpp with small ones.
 #pragma once
 
 #include <functional>
