@@ -20,9 +20,8 @@ class Csv : public jetpde::testing::ScratchDirTest {
  protected:
   // Writes `text` to a file of the folder; returns its path.
   std::string csv(const std::string& text, const std::string& name = "ref.csv") const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
   }
 };
 
@@ -66,8 +65,8 @@ TEST_F(Csv, AHeaderWithoutRowsIsAnEmptyTable) {
 }
 
 TEST_F(Csv, AMissingFileIsNamed) {
-  const std::string path = (dir_ / "missing.csv").string();
-  expect_user_error([&] { read_csv(path); }, "cannot read '" + path + "': no such file");
+  const std::string missing = path("missing.csv");
+  expect_user_error([&] { read_csv(missing); }, "cannot read '" + missing + "': no such file");
   expect_user_error([&] { read_csv(dir_.string()); },
                     "cannot read '" + dir_.string() + "': it is a folder");
 }

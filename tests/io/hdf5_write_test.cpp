@@ -23,17 +23,7 @@ namespace fs = std::filesystem;
 using jetpde::testing::expect_user_error;
 
 // A fresh folder per test, removed after it.
-class Hdf5Write : public jetpde::testing::ScratchDirTest {
- protected:
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-  // The files of the folder: nothing but what a test committed may remain.
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    for (const auto& entry : fs::directory_iterator(dir_)) out.push_back(entry.path().filename());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
+using Hdf5Write = jetpde::testing::ScratchDirTest;
 
 // Doubles whose every bit matters: rounding, the sign of zero, the subnormals, the extremes.
 std::vector<double> awkward_doubles() {
@@ -67,10 +57,10 @@ TEST_F(Hdf5Write, MatrixRoundTripsBitForBit) {
   const std::vector<double> values = awkward_doubles();
   MatrixD m(4, 4);
   std::copy(values.begin(), values.end(), m.data());
-  Hdf5Writer out(file("m.h5"));
+  Hdf5Writer out(path("m.h5"));
   out.write("m", m);
   out.commit();
-  const Dataset d = read_dataset(file("m.h5"), "m");
+  const Dataset d = read_dataset(path("m.h5"), "m");
   EXPECT_EQ(d.dims, (std::vector<std::int64_t>{4, 4}));
   expect_same_bits(d.values, values);
   // Row-major on both sides: element (1, 0) is the fifth value.
@@ -81,14 +71,14 @@ TEST_F(Hdf5Write, VectorsAndScalarsRoundTrip) {
   const std::vector<double> doubles = awkward_doubles();
   const std::vector<std::int64_t> ints = {0, -1, 42, std::numeric_limits<std::int64_t>::min(),
                                           std::numeric_limits<std::int64_t>::max()};
-  Hdf5Writer out(file("v.h5"));
+  Hdf5Writer out(path("v.h5"));
   out.write("doubles", doubles);
   out.write("ints", ints);
   out.write_scalar("lr", 0.1);
   out.write_scalar("tiny", std::numeric_limits<double>::denorm_min());
   out.write_scalar("step", std::int64_t{1200});
   out.commit();
-  const std::string f = file("v.h5");
+  const std::string f = path("v.h5");
   const Dataset d = read_dataset(f, "doubles");
   EXPECT_EQ(d.dims, (std::vector<std::int64_t>{16}));
   expect_same_bits(d.values, doubles);
@@ -101,28 +91,28 @@ TEST_F(Hdf5Write, VectorsAndScalarsRoundTrip) {
 }
 
 TEST_F(Hdf5Write, EmptyArraysKeepTheirShape) {
-  Hdf5Writer out(file("e.h5"));
+  Hdf5Writer out(path("e.h5"));
   out.write("none", std::vector<double>{});
   out.write("no_ints", std::vector<std::int64_t>{});
   out.write("no_rows", MatrixD(0, 3));
   out.commit();
-  EXPECT_EQ(read_dataset(file("e.h5"), "none").dims, (std::vector<std::int64_t>{0}));
-  EXPECT_TRUE(read_int_dataset(file("e.h5"), "no_ints").empty());
-  const MatrixD m = read_dataset(file("e.h5"), "no_rows").matrix();
+  EXPECT_EQ(read_dataset(path("e.h5"), "none").dims, (std::vector<std::int64_t>{0}));
+  EXPECT_TRUE(read_int_dataset(path("e.h5"), "no_ints").empty());
+  const MatrixD m = read_dataset(path("e.h5"), "no_rows").matrix();
   EXPECT_EQ(m.rows(), 0);
   EXPECT_EQ(m.cols(), 3);
 }
 
 TEST_F(Hdf5Write, NamesWithSlashesMakeGroups) {
   MatrixD w = MatrixD::Constant(2, 3, 1.0 / 3.0);
-  Hdf5Writer out(file("g.h5"));
+  Hdf5Writer out(path("g.h5"));
   out.write("adam/m", w);
   out.write("adam/v", std::vector<double>{0.25, 0.5});
   out.write_scalar("adam/step", std::int64_t{7});
   out.write_string("run/config/yaml", "pde: burgers\n");
   out.write_scalar("top", 1.0);
   out.commit();
-  const std::string f = file("g.h5");
+  const std::string f = path("g.h5");
   expect_same_bits(read_dataset(f, "adam/m").values, std::vector<double>(6, 1.0 / 3.0));
   EXPECT_EQ(read_dataset(f, "adam/v").dims, (std::vector<std::int64_t>{2}));
   EXPECT_EQ(read_int_dataset(f, "adam/step"), (std::vector<std::int64_t>{7}));
@@ -145,23 +135,23 @@ TEST_F(Hdf5Write, StringsOfAnyLengthAndAttributes) {
   for (int i = 0; text.size() < 10'000; ++i)
     text +=
         "layer_" + std::to_string(i) + ": {width: 64, act: \"tanh\"}  # \xCF\x80 \xE2\x88\x82\n";
-  Hdf5Writer out(file("s.h5"));
+  Hdf5Writer out(path("s.h5"));
   out.write_string("config", text);
   out.write_string("empty", "");
   out.attribute("jetpde_version", "0.1.0");
   out.attribute("pde", "heat");
   out.attribute("pde", "burgers");  // replaced, not an error
   out.commit();
-  EXPECT_EQ(read_string_dataset(file("s.h5"), "config"), text);
-  EXPECT_EQ(read_string_dataset(file("s.h5"), "empty"), "");
-  EXPECT_EQ(read_root_attribute(file("s.h5"), "jetpde_version"), "0.1.0");
-  EXPECT_EQ(read_root_attribute(file("s.h5"), "pde"), "burgers");
+  EXPECT_EQ(read_string_dataset(path("s.h5"), "config"), text);
+  EXPECT_EQ(read_string_dataset(path("s.h5"), "empty"), "");
+  EXPECT_EQ(read_root_attribute(path("s.h5"), "jetpde_version"), "0.1.0");
+  EXPECT_EQ(read_root_attribute(path("s.h5"), "pde"), "burgers");
 }
 
 TEST_F(Hdf5Write, ReadsStringsOtherWritersStore) {
   // Fixed-length strings (h5py's numpy bytes, Fortran codes) as well as the variable-length
   // ones Hdf5Writer writes.
-  const std::string f = file("fixed.h5");
+  const std::string f = path("fixed.h5");
   {
     const hid_t h = H5Fcreate(f.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     const hid_t space = H5Screate(H5S_SCALAR);
@@ -186,62 +176,62 @@ TEST_F(Hdf5Write, ReadsStringsOtherWritersStore) {
 
 TEST_F(Hdf5Write, CommitReplacesTheFileWhole) {
   {
-    Hdf5Writer out(file("c.h5"));
+    Hdf5Writer out(path("c.h5"));
     out.write_scalar("step", std::int64_t{1});
     out.write_scalar("only_in_first", 1.0);
     out.commit();
   }
-  Hdf5Writer out(file("c.h5"));
+  Hdf5Writer out(path("c.h5"));
   out.write_scalar("step", std::int64_t{2});
   // Until commit, readers see the first version.
-  EXPECT_EQ(read_int_dataset(file("c.h5"), "step"), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(read_int_dataset(path("c.h5"), "step"), (std::vector<std::int64_t>{1}));
   out.commit();
-  EXPECT_EQ(read_int_dataset(file("c.h5"), "step"), (std::vector<std::int64_t>{2}));
-  EXPECT_FALSE(has_dataset(file("c.h5"), "only_in_first"));
-  EXPECT_EQ(files(), (std::vector<std::string>{"c.h5"}));
+  EXPECT_EQ(read_int_dataset(path("c.h5"), "step"), (std::vector<std::int64_t>{2}));
+  EXPECT_FALSE(has_dataset(path("c.h5"), "only_in_first"));
+  EXPECT_EQ(files(), (std::set<std::string>{"c.h5"}));
 }
 
 TEST_F(Hdf5Write, WithoutCommitTheOldFileStaysAndTheTemporaryGoes) {
   {
-    Hdf5Writer out(file("ck.h5"));
+    Hdf5Writer out(path("ck.h5"));
     out.write("w", std::vector<double>{1.0, 2.0});
     out.commit();
   }
   {
-    Hdf5Writer out(file("ck.h5"));
+    Hdf5Writer out(path("ck.h5"));
     out.write("w", std::vector<double>{3.0, 4.0, 5.0});
     out.write_string("note", "never committed");
     EXPECT_EQ(files().size(), 2u);  // ck.h5 and the temporary beside it
   }
-  EXPECT_EQ(read_dataset(file("ck.h5"), "w").values, (std::vector<double>{1.0, 2.0}));
-  EXPECT_FALSE(has_dataset(file("ck.h5"), "note"));
-  EXPECT_EQ(files(), (std::vector<std::string>{"ck.h5"}));
+  EXPECT_EQ(read_dataset(path("ck.h5"), "w").values, (std::vector<double>{1.0, 2.0}));
+  EXPECT_FALSE(has_dataset(path("ck.h5"), "note"));
+  EXPECT_EQ(files(), (std::set<std::string>{"ck.h5"}));
 
   // The same when an exception unwinds through the writer, and when there was no file before.
   try {
-    Hdf5Writer out(file("ck.h5"));
+    Hdf5Writer out(path("ck.h5"));
     out.write("w", std::vector<double>{6.0});
-    Hdf5Writer fresh(file("new.h5"));
+    Hdf5Writer fresh(path("new.h5"));
     fresh.write_scalar("x", 1.0);
     throw std::runtime_error("the run failed");
   } catch (const std::runtime_error&) {
   }
-  EXPECT_EQ(read_dataset(file("ck.h5"), "w").values, (std::vector<double>{1.0, 2.0}));
-  EXPECT_EQ(files(), (std::vector<std::string>{"ck.h5"}));
+  EXPECT_EQ(read_dataset(path("ck.h5"), "w").values, (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(files(), (std::set<std::string>{"ck.h5"}));
 }
 
 TEST_F(Hdf5Write, AMissingFolderIsAUserError) {
-  const std::string missing = file("no/such/folder/ck.h5");
+  const std::string missing = path("no/such/folder/ck.h5");
   expect_user_error(
       [&] { Hdf5Writer out(missing); },
-      "cannot write '" + missing + "': folder '" + file("no/such/folder") + "' does not exist");
-  fs::create_directories(file("a_folder"));
-  expect_user_error([&] { Hdf5Writer out(file("a_folder")); },
-                    "cannot write '" + file("a_folder") + "': it is a folder");
+      "cannot write '" + missing + "': folder '" + path("no/such/folder") + "' does not exist");
+  fs::create_directories(path("a_folder"));
+  expect_user_error([&] { Hdf5Writer out(path("a_folder")); },
+                    "cannot write '" + path("a_folder") + "': it is a folder");
 }
 
 TEST_F(Hdf5Write, ErrorsNameTheFileAndTheDataset) {
-  const std::string f = file("err.h5");
+  const std::string f = path("err.h5");
   {
     Hdf5Writer out(f);
     out.write_scalar("x", 1.0);
@@ -273,8 +263,8 @@ TEST_F(Hdf5Write, ErrorsNameTheFileAndTheDataset) {
                     "'" + f + "' has no dataset 'g/count' (datasets: g/ints, g/reals)");
   expect_user_error([&] { read_string_dataset(f, "h/config"); },
                     "'" + f + "' has no dataset 'h/config' (datasets: text, x)");
-  expect_user_error([&] { has_dataset(file("missing.h5"), "x"); },
-                    "cannot read '" + file("missing.h5") + "': no such file");
+  expect_user_error([&] { has_dataset(path("missing.h5"), "x"); },
+                    "cannot read '" + path("missing.h5") + "': no such file");
   // read_dataset reads inside groups too.
   EXPECT_EQ(read_dataset(f, "g/ints").values, (std::vector<double>{1.0, 2.0}));
 }

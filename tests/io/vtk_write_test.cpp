@@ -35,15 +35,7 @@ namespace fs = std::filesystem;
 using jetpde::testing::expect_user_error;
 
 // Each test writes into a fresh folder of its own, removed afterwards.
-class VtkTest : public jetpde::testing::ScratchDirTest {
- protected:
-  // The names in the test folder: after a failure no temporary may remain.
-  std::set<std::string> files() const {
-    std::set<std::string> names;
-    for (const auto& entry : fs::directory_iterator(dir_)) names.insert(entry.path().filename());
-    return names;
-  }
-};
+using VtkTest = jetpde::testing::ScratchDirTest;
 
 using VtkVti = VtkTest;
 using VtkVtu = VtkTest;
