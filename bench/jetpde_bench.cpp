@@ -270,16 +270,18 @@ struct Machine {
 void print_facts(const Options& o, const Machine& m) {
   std::cout << "jetpde_bench  " << utc_date() << "\n"
             << "cores: " << std::thread::hardware_concurrency() << "  cpu: " << cpu_model() << "\n"
-            << "executors: cpu, cuda = compiled (precision " << compiler::precision_name(o.precision)
+            << "executors: cpu, cuda = compiled (precision "
+            << compiler::precision_name(o.precision)
             << "), interpreter = the reference interpreter (float32, one thread)\n"
             << "OpenBLAS environment: " << openblas_environment()
             << " (`make bench` unsets OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE)\n";
   std::printf("machine SGEMM (%s): %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n",
               compiler::sgemm_library(), m.sgemm_peak, m.sgemm_skinny);
-  std::printf("CPU bf16 GEMMs: %s\n",
-              compiler::native_bf16_gemm_available()
-                  ? "native where both operands are bf16 (oneDNN matmul, AVX512-BF16/AMX; column bf16)"
-                  : "emulated (f32 GEMMs on bf16-rounded operands)");
+  std::printf(
+      "CPU bf16 GEMMs: %s\n",
+      compiler::native_bf16_gemm_available()
+          ? "native where both operands are bf16 (oneDNN matmul, AVX512-BF16/AMX; column bf16)"
+          : "emulated (f32 GEMMs on bf16-rounded operands)");
   std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
   std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s %5s\n", "workload",
               "executor", "points", "streams", "s/step", "points/s", "cold s", "cached s",

@@ -22,8 +22,8 @@ const char* sgemm_library() { return "CBLAS (OpenBLAS)"; }
 bool native_bf16_gemm_available() { return false; }
 
 struct Bf16Gemm::Impl {};
-Bf16Gemm::Bf16Gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                   std::int64_t, std::int64_t) {
+Bf16Gemm::Bf16Gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                   std::int64_t) {
   throw InternalError("Bf16Gemm without a native bf16 GEMM (built without oneDNN)");
 }
 Bf16Gemm::~Bf16Gemm() = default;

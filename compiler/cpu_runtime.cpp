@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "autodiff/errors.h"
-#include "compiler/cpu_compiler.h"
 #include "autodiff/interpreter.h"
+#include "compiler/cpu_compiler.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/lower.h"
 #include "compiler/render_c.h"
@@ -78,8 +78,8 @@ std::unique_ptr<Bf16Gemm> prepare_bf16_gemm(const Program& p, const Gemm& g) {
   const Buffer& c = p.buffers[static_cast<std::size_t>(g.c.buffer)];
   check_internal(c.dtype == DType::f32 && !c.packed, "a bf16 GEMM writes f32");
   return std::make_unique<Bf16Gemm>(g.transpose_a, g.transpose_b, g.c.shape.rows, g.c.shape.cols,
-                                    g.transpose_a ? g.a.shape.rows : g.a.shape.cols,
-                                    a.shape.cols, b.shape.cols, c.shape.cols);
+                                    g.transpose_a ? g.a.shape.rows : g.a.shape.cols, a.shape.cols,
+                                    b.shape.cols, c.shape.cols);
 }
 
 void run_gemm(char* arena, const Program& p, const Gemm& g, Bf16Gemm* bf16) {
@@ -138,8 +138,7 @@ class CpuRuntime final : public Runtime {
   CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
     const auto t = Clock::now();
     program_ = lower(module);
-    if (options.cpu.native_bf16 && native_bf16_gemm_available())
-      pack_bf16_gemm_operands(program_);
+    if (options.cpu.native_bf16 && native_bf16_gemm_available()) pack_bf16_gemm_operands(program_);
     plan_memory(program_);
     const std::string source = render_cpu_source(program_);
     stats.lower_seconds = seconds_since(t);
@@ -225,7 +224,7 @@ class CpuRuntime final : public Runtime {
 
   Program program_;
   std::shared_ptr<SharedObject> object_;
-  std::vector<KernelFn> kernels_;  // by step; null for GEMMs
+  std::vector<KernelFn> kernels_;                      // by step; null for GEMMs
   std::vector<std::unique_ptr<Bf16Gemm>> bf16_gemms_;  // by step; set for native bf16 GEMMs
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;

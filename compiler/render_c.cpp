@@ -74,7 +74,8 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
     if (val.kind == Value::Kind::Load) {
       const View& view = k.loads[static_cast<std::size_t>(val.load)];
       const Buffer& b = p.buffers[static_cast<std::size_t>(view.buffer)];
-      const std::string element = pointer(p, view, false) + "[" + index_of(view, b.shape.cols) + "]";
+      const std::string element =
+          pointer(p, view, false) + "[" + index_of(view, b.shape.cols) + "]";
       os << (b.packed ? "jp_from_bf16(" + element + ")" : element) << ";\n";
     } else {
       os << c_value_expression(k, static_cast<int>(v), "v") << ";\n";
@@ -85,7 +86,11 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
     const std::string v = "v" + std::to_string(s.value);
     const bool rounded = k.values[static_cast<std::size_t>(s.value)].dtype == DType::bf16;
     os << "      " << pointer(p, s.target, true) << "[" << index_of(s.target, b.shape.cols)
-       << "] = " << (!b.packed ? v : rounded ? "jp_bf16_bits(" + v + ")" : stored(b, v)) << ";\n";
+       << "] = "
+       << (!b.packed ? v
+           : rounded ? "jp_bf16_bits(" + v + ")"
+                     : stored(b, v))
+       << ";\n";
   }
   for (std::size_t r = 0; r < k.reductions.size(); ++r) {
     const auto& red = k.reductions[r];

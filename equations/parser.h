@@ -14,9 +14,10 @@
 // Names: pi; n (the outward normal, a vector) and n_x (its x component); fields, coordinates,
 // constants, parameters and definitions of the Context; u_x, u_xt, u_xxxx (derivatives of the
 // field u, one letter per coordinate: multi-letter coordinates need d()).
-// Calls: sin cos exp log tanh sqrt abs atan (scalars); d(e, x, 4), d(e, x, y), d(e, x, 2, y) (partial
-// derivatives; of a non-field by the chain rule); laplacian(e) (over the spatial coordinates);
-// grad(e) (vector); div(v); dot(v, w); vec(e1, ..., ed) (a vector from its components).
+// Calls: sin cos exp log tanh sqrt abs atan (scalars); d(e, x, 4), d(e, x, y), d(e, x, 2, y)
+// (partial derivatives; of a non-field by the chain rule); laplacian(e) (over the spatial
+// coordinates); grad(e) (vector); div(v); dot(v, w); vec(e1, ..., ed) (a vector from its
+// components).
 //
 // Errors are UserErrors that quote the text and point at the column (equations/detail/
 // diagnostics.h): unknown names, functions and coordinates, argument counts, unbalanced

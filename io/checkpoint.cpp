@@ -20,7 +20,8 @@ Eigen::VectorXd as_eigen(const std::vector<double>& v) {
 // (s, y) pairs as the rows of one matrix.
 MatrixD stack(const std::vector<Eigen::VectorXd>& rows, Eigen::Index n) {
   MatrixD m(static_cast<Eigen::Index>(rows.size()), n);
-  for (std::size_t i = 0; i < rows.size(); ++i) m.row(static_cast<Eigen::Index>(i)) = rows[i].transpose().array();
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    m.row(static_cast<Eigen::Index>(i)) = rows[i].transpose().array();
   return m;
 }
 
@@ -59,8 +60,6 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   }
   w.write_string("inputs/names", names);
 }
-
-
 
 std::int64_t read_int(const std::string& file, const std::string& name) {
   return read_int_dataset(file, name).at(0);

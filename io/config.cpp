@@ -89,8 +89,9 @@ geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::str
     if (!n) r.fail(g["type"], path + "." + k, "missing (a " + type + " needs it)");
     const std::vector<double> v = numbers(n);
     if (count && v.size() != count)
-      r.fail(n, path + "." + k, "a " + type + " needs " + std::to_string(count) + " values, got " +
-                                    std::to_string(v.size()));
+      r.fail(n, path + "." + k,
+             "a " + type + " needs " + std::to_string(count) + " values, got " +
+                 std::to_string(v.size()));
     return v;
   };
   return r.at(g["type"], path, [&]() -> geometry::GeometryPtr {
@@ -138,8 +139,9 @@ geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::str
 geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
   geometry::GeometryPtr space = shape(r, g, "geometry");
   if (const YAML::Node names = g["coordinates"])
-    r.at(names, "geometry.coordinates",
-         [&] { std::const_pointer_cast<geometry::Geometry>(space)->set_coordinate_names(texts(names)); });
+    r.at(names, "geometry.coordinates", [&] {
+      std::const_pointer_cast<geometry::Geometry>(space)->set_coordinate_names(texts(names));
+    });
   const YAML::Node time = g["time"];
   if (!time) return space;
   const std::vector<double> t = numbers(time);
@@ -179,8 +181,7 @@ PointData read_hdf5_grid(const std::string& file,
   std::vector<int> column;
   for (const auto& [name, dataset] : axes) {
     const auto it = std::find(coords.begin(), coords.end(), name);
-    if (it == coords.end())
-      throw UserError("'" + name + "' is not a coordinate of this problem");
+    if (it == coords.end()) throw UserError("'" + name + "' is not a coordinate of this problem");
     column.push_back(static_cast<int>(it - coords.begin()));
     axis_values.push_back(read_dataset(file, dataset).values);
   }
@@ -264,12 +265,12 @@ void subsample_and_perturb(PointData& d, int samples, double noise, std::uint64_
 PointData read_data(const Reader& r, const YAML::Node& n, const std::string& path,
                     const std::vector<std::string>& coords, std::vector<std::string> wanted) {
   const std::string file = r.path_of(n["file"].as<std::string>());
-  if (!fs::exists(file))
-    r.fail(n["file"], path + ".file", "no such file: " + file);
+  if (!fs::exists(file)) r.fail(n["file"], path + ".file", "no such file: " + file);
   std::vector<std::pair<std::string, std::string>> fields;
   if (const YAML::Node map = n["fields"]) {
     wanted.clear();
-    for (const auto& item : map) fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+    for (const auto& item : map)
+      fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
   } else {
     for (const std::string& f : wanted) fields.push_back({f, f});
   }
@@ -323,10 +324,12 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
       r.fail(e[lib ? "library" : "name"] ? e[lib ? "library" : "name"] : eqs, path,
              "give exactly one of `expression` and `library`");
     if (!lib) continue;
-    if (++library_entries > 1) r.fail(e["library"], path + ".library", "only one library equation per problem");
+    if (++library_entries > 1)
+      r.fail(e["library"], path + ".library", "only one library equation per problem");
     std::map<std::string, std::string> values;
     if (e["parameters"])
-      for (const auto& item : e["parameters"]) values[item.first.as<std::string>()] = item.second.as<std::string>();
+      for (const auto& item : e["parameters"])
+        values[item.first.as<std::string>()] = item.second.as<std::string>();
     const std::vector<std::string> trainable = texts(e["trainable"]);
     const equations::Pde pde = r.at(e["library"], path + ".library", [&] {
       return equations::library_equation(e["library"].as<std::string>(), values,
@@ -342,8 +345,9 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
                  "): set geometry.coordinates / geometry.time, or the library's dim/steady");
     }
     if (c["fields"] && texts(c["fields"]) != pde.context.field_names())
-      r.fail(c["fields"], "fields", "the library equation '" + e["library"].as<std::string>() +
-                                        "' has its own fields; leave `fields` out");
+      r.fail(c["fields"], "fields",
+             "the library equation '" + e["library"].as<std::string>() +
+                 "' has its own fields; leave `fields` out");
     spec.context = pde.context;
     for (const auto& eq : pde.equations) {
       library_texts.push_back(eq.text);
@@ -352,7 +356,8 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
   }
   equations::Context& ctx = spec.context;
   if (library_entries == 0) {
-    const std::vector<std::string> fields = c["fields"] ? texts(c["fields"]) : std::vector<std::string>{"u"};
+    const std::vector<std::string> fields =
+        c["fields"] ? texts(c["fields"]) : std::vector<std::string>{"u"};
     r.at(c["fields"] ? c["fields"] : c["geometry"], "fields", [&] { ctx.fields(fields); });
     ctx.coordinates(coords);
     if (!time_name.empty()) ctx.time(time_name);
@@ -391,7 +396,8 @@ void build_equations(const Reader& r, const YAML::Node& c, RunConfig& run,
       labels = library_names;  // the library's own ("momentum_x", "continuity", ...)
     } else {
       these = {e["expression"].as<std::string>()};
-      r.at(e["expression"], path + ".expression", [&] { equations::parse(these[0], spec.context); });
+      r.at(e["expression"], path + ".expression",
+           [&] { equations::parse(these[0], spec.context); });
     }
     for (std::size_t k = 0; k < these.size(); ++k) {
       spec.equations.push_back(these[k]);
@@ -449,10 +455,11 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
   const YAML::Node hard = c["hard_constraints"];
   for (std::size_t i = 0; hard && i < hard.size(); ++i) {
     const YAML::Node n = hard[i];
-    spec.hard_constraints.push_back({.field = n["field"].as<std::string>(),
-                                     .value = n["value"].as<std::string>(),
-                                     .on = n["on"] ? n["on"].as<std::string>() : "",
-                                     .distance = n["distance"] ? n["distance"].as<std::string>() : ""});
+    spec.hard_constraints.push_back(
+        {.field = n["field"].as<std::string>(),
+         .value = n["value"].as<std::string>(),
+         .on = n["on"] ? n["on"].as<std::string>() : "",
+         .distance = n["distance"] ? n["distance"].as<std::string>() : ""});
   }
 }
 
@@ -517,12 +524,12 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
       const std::string path = "training.stages[" + std::to_string(i) + "]";
       if (stages[i]["steps"].as<int>() < 1)
         r.fail(stages[i]["steps"], path + ".steps", "must be at least 1");
-      run.stages.push_back(r.at(stages[i]["optimizer"] ? stages[i]["optimizer"] : stages[i]["steps"],
-                                path, [&] {
-                                  solvers::Stage s = build_stage(stages[i]);
-                                  s.adam.schedule.validate();
-                                  return s;
-                                }));
+      run.stages.push_back(
+          r.at(stages[i]["optimizer"] ? stages[i]["optimizer"] : stages[i]["steps"], path, [&] {
+            solvers::Stage s = build_stage(stages[i]);
+            s.adam.schedule.validate();
+            return s;
+          }));
     }
   }
   const YAML::Node w = t["weighting"];
@@ -624,7 +631,8 @@ void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
     if (!source.IsMap() || !source["file"] || !source["file"].IsScalar()) return;
     const fs::path p(source["file"].Scalar());
     if (p.is_absolute()) return;
-    source["file"] = fs::absolute(fs::path(base_dir.empty() ? "." : base_dir) / p).lexically_normal().string();
+    source["file"] =
+        fs::absolute(fs::path(base_dir.empty() ? "." : base_dir) / p).lexically_normal().string();
   };
   if (raw["reference"] && raw["reference"].IsMap()) fix(raw["reference"]["data"]);
   if (raw["conditions"] && raw["conditions"].IsSequence())

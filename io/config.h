@@ -3,8 +3,8 @@
 // a solvers::ProblemSpec, the trainer's stages and weighting, the reference to measure against and
 // what to write.
 //
-//   io::RunConfig run = io::load_run_config("examples/burgers.yaml", {"training.stages.0.steps=50"});
-//   solvers::Problem problem(run.spec);
+//   io::RunConfig run = io::load_run_config("examples/burgers.yaml",
+//   {"training.stages.0.steps=50"}); solvers::Problem problem(run.spec);
 //
 // Every error names the key path and, where the value came from the file, file:line:column.
 #pragma once
@@ -39,7 +39,7 @@ PointData read_hdf5_grid(const std::string& file,
                          const std::vector<std::pair<std::string, std::string>>& fields);
 
 struct Reference {
-  std::string exact = "none";                    // a built-in exact solution
+  std::string exact = "none";                      // a built-in exact solution
   std::map<std::string, std::string> expressions;  // field -> exact solution
   std::optional<PointData> data;
   int every = 0;
@@ -58,8 +58,8 @@ struct OutputOptions {
 
 struct RunConfig {
   std::string name;
-  std::string source;      // the config file
-  YAML::Node resolved;     // with every default; written into the run folder
+  std::string source;   // the config file
+  YAML::Node resolved;  // with every default; written into the run folder
   solvers::ProblemSpec spec;
   std::vector<solvers::Stage> stages;
   solvers::Weighting weighting;

@@ -30,8 +30,8 @@ Ptr required(std::string name, T type, std::string doc) {
 
 Ptr choice(std::string name, std::vector<std::string> choices, std::string default_value,
            std::string doc) {
-  auto k = std::make_shared<Key>(*key(std::move(name), T::choice, std::move(default_value),
-                                      std::move(doc)));
+  auto k = std::make_shared<Key>(
+      *key(std::move(name), T::choice, std::move(default_value), std::move(doc)));
   k->choices = std::move(choices);
   return k;
 }
@@ -56,14 +56,15 @@ Ptr geometry_schema() {
       {required(choice("type",
                        {"interval", "rectangle", "box", "hypercube", "disk", "sphere", "polygon",
                         "union", "intersection", "difference"},
-                       "", "The shape, or how the shapes in `of` combine (difference: the first "
-                           "minus the others).")),
+                       "",
+                       "The shape, or how the shapes in `of` combine (difference: the first "
+                       "minus the others).")),
        key("min", T::numbers, "", "Lower corner of an interval, rectangle, box or hypercube."),
        key("max", T::numbers, "", "Upper corner."),
        key("center", T::numbers, "", "Center of a disk or sphere."),
        key("radius", T::number, "", "Radius of a disk or sphere."),
-       key("vertices", T::numbers,
-           "", "Polygon vertices, counter-clockwise, flattened: [x0, y0, x1, y1, ...]."),
+       key("vertices", T::numbers, "",
+           "Polygon vertices, counter-clockwise, flattened: [x0, y0, x1, y1, ...]."),
        key("coordinates", T::strings, "",
            "Names of the spatial coordinates (default x, y, z; x1, x2, ... above 3-D)."),
        key("time", T::numbers, "", "[t0, t1]: the domain is the shape times this time interval."),
@@ -137,8 +138,7 @@ Ptr build_schema() {
               "the CPU with a warning when none answers; cpu."),
        key("require_device", T::boolean, "false",
            "With device: cuda, no GPU is an error instead of a fallback."),
-       key("threads", T::integer, "0", "CPU threads (0: all cores)."),
-       geometry_schema(),
+       key("threads", T::integer, "0", "CPU threads (0: all cores)."), geometry_schema(),
        key("fields", T::strings, "",
            "The unknown fields (the network's outputs); default: a library equation's, else u."),
        key("constants", T::table, "", "Named constants: number or expression (`0.01/pi`)."),
@@ -188,8 +188,7 @@ Ptr build_schema() {
               key("hidden", T::integers, "[64, 64, 64, 64]", "Hidden layer widths."),
               choice("activation", {"tanh", "sin", "silu", "sigmoid", "softplus"}, "tanh",
                      "Activation."),
-              choice("init",
-                     {"glorot_normal", "glorot_uniform", "he_normal", "he_uniform"},
+              choice("init", {"glorot_normal", "glorot_uniform", "he_normal", "he_uniform"},
                      "glorot_normal", "Weight initializer (seeded by `seed`)."),
               key("normalize", T::boolean, "true",
                   "Map the domain's bounding box to [-1, 1] at the input."),
@@ -228,23 +227,24 @@ Ptr build_schema() {
                   "Field -> exact solution as an expression of the coordinates."),
               data_source("data", "Reference values from a file."),
               key("every", T::integer, "0", "Validate every this many steps (0: at the end).")}),
-       group("output", T::object, "What the run writes.",
-             {key("dir", T::string, "",
-                  "Run folder (default runs/NAME, relative to the working directory)."),
-              key("checkpoint_every", T::integer, "1000",
-                  "Steps between checkpoints (checkpoint.h5)."),
-              key("history_every", T::integer, "10", "Steps between rows of history.csv."),
-              choice("progress", {"auto", "line", "plain", "none"}, "auto",
-                     "auto: one updating line on a terminal, plain lines otherwise."),
-              key("progress_every", T::integer, "100", "Steps between plain progress lines."),
-              key("grid", T::integers, "[101]",
-                  "Points per spatial axis of the output grid (one value: every axis)."),
-              key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
-              key("quantities", T::strings, "[]",
-                  "Extra expressions on the grid: derivatives (`u_x`), anything else."),
-              key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
-              key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."),
-              key("hdf5", T::boolean, "true", "Write fields.h5.")})});
+       group(
+           "output", T::object, "What the run writes.",
+           {key("dir", T::string, "",
+                "Run folder (default runs/NAME, relative to the working directory)."),
+            key("checkpoint_every", T::integer, "1000",
+                "Steps between checkpoints (checkpoint.h5)."),
+            key("history_every", T::integer, "10", "Steps between rows of history.csv."),
+            choice("progress", {"auto", "line", "plain", "none"}, "auto",
+                   "auto: one updating line on a terminal, plain lines otherwise."),
+            key("progress_every", T::integer, "100", "Steps between plain progress lines."),
+            key("grid", T::integers, "[101]",
+                "Points per spatial axis of the output grid (one value: every axis)."),
+            key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
+            key("quantities", T::strings, "[]",
+                "Extra expressions on the grid: derivatives (`u_x`), anything else."),
+            key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
+            key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."),
+            key("hdf5", T::boolean, "true", "Write fields.h5.")})});
 }
 
 // ---- validation --------------------------------------------------------------------------------
@@ -256,17 +256,28 @@ Ptr build_schema() {
 
 std::string type_name(T type) {
   switch (type) {
-    case T::string: return "text";
-    case T::integer: return "integer";
-    case T::number: return "number";
-    case T::boolean: return "true or false";
-    case T::choice: return "choice";
-    case T::numbers: return "list of numbers";
-    case T::integers: return "list of integers";
-    case T::strings: return "list of texts";
-    case T::table: return "mapping of names to values";
-    case T::object: return "mapping";
-    case T::list: return "list of mappings";
+    case T::string:
+      return "text";
+    case T::integer:
+      return "integer";
+    case T::number:
+      return "number";
+    case T::boolean:
+      return "true or false";
+    case T::choice:
+      return "choice";
+    case T::numbers:
+      return "list of numbers";
+    case T::integers:
+      return "list of integers";
+    case T::strings:
+      return "list of texts";
+    case T::table:
+      return "mapping of names to values";
+    case T::object:
+      return "mapping";
+    case T::list:
+      return "list of mappings";
   }
   return "?";
 }
@@ -317,7 +328,8 @@ void check_scalar(const Key& k, const YAML::Node& n, const std::string& src,
       if (!ok) fail(n, src, path, "'" + s + "' is not one of " + list);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -360,7 +372,8 @@ YAML::Node resolve_object(const Key& k, const YAML::Node& n, const std::string& 
 YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
                    const std::string& path) {
   switch (k.type) {
-    case T::object: return resolve_object(k, n, src, path);
+    case T::object:
+      return resolve_object(k, n, src, path);
     case T::list: {
       if (!n.IsSequence()) fail(n, src, path, "expected a list of mappings, got " + shown(n));
       YAML::Node out(YAML::NodeType::Sequence);
@@ -380,7 +393,8 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
         out.push_back(n.Scalar());
         return out;
       }
-      if (!n.IsSequence()) fail(n, src, path, "expected a " + type_name(k.type) + ", got " + shown(n));
+      if (!n.IsSequence())
+        fail(n, src, path, "expected a " + type_name(k.type) + ", got " + shown(n));
       for (std::size_t i = 0; i < n.size(); ++i)
         check_scalar(element, n[i], src, path + "[" + std::to_string(i) + "]");
       return n;  // the node itself: later errors can still point at its line
@@ -402,8 +416,8 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
 void collect_paths(const Key& k, const std::string& path, std::vector<std::string>& out,
                    std::set<const Key*>& seen) {
   for (const Ptr& c : k.children) {
-    const std::string p = (path.empty() ? "" : path + ".") + c->name +
-                          (c->type == T::list ? "[]" : "");
+    const std::string p =
+        (path.empty() ? "" : path + ".") + c->name + (c->type == T::list ? "[]" : "");
     out.push_back(p);
     // A self-referencing key (geometry.of) is listed once, not descended into again.
     if ((c->type == T::object || c->type == T::list) && seen.insert(c.get()).second)
@@ -416,7 +430,8 @@ const Key* find_key(const Key& root, const std::string& path) {
   const Key* k = &root;
   std::stringstream ss(path);
   for (std::string part; std::getline(ss, part, '.');) {
-    if (part.size() > 2 && part.compare(part.size() - 2, 2, "[]") == 0) part.resize(part.size() - 2);
+    if (part.size() > 2 && part.compare(part.size() - 2, 2, "[]") == 0)
+      part.resize(part.size() - 2);
     k = k->child(part);
     if (!k) return nullptr;
   }
@@ -470,7 +485,8 @@ YAML::Node without_marks(const YAML::Node& n) {
 void apply_override(YAML::Node& config, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw UserError("--set " + assignment + ": expected KEY=VALUE (e.g. training.stages.0.steps=100)");
+    throw UserError("--set " + assignment +
+                    ": expected KEY=VALUE (e.g. training.stages.0.steps=100)");
   const std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {
@@ -491,11 +507,13 @@ void apply_override(YAML::Node& config, const std::string& assignment) {
     long long index;
     if (at.IsSequence() && parse_integer(parts[i], &index)) {
       if (index < 0 || index >= static_cast<long long>(at.size()))
-        throw UserError("--set " + assignment + ": " + parts[i] + " is out of range (the list has " +
-                        std::to_string(at.size()) + " entries)");
+        throw UserError("--set " + assignment + ": " + parts[i] +
+                        " is out of range (the list has " + std::to_string(at.size()) +
+                        " entries)");
       chain.push_back(at[static_cast<std::size_t>(index)]);
     } else {
-      if (at.IsScalar()) throw UserError("--set " + assignment + ": '" + parts[i - (i > 0)] + "' is not a mapping");
+      if (at.IsScalar())
+        throw UserError("--set " + assignment + ": '" + parts[i - (i > 0)] + "' is not a mapping");
       chain.push_back(at[parts[i]]);
     }
   }
@@ -503,8 +521,9 @@ void apply_override(YAML::Node& config, const std::string& assignment) {
   long long index;
   if (last.IsSequence() && parse_integer(parts.back(), &index)) {
     if (index < 0 || index >= static_cast<long long>(last.size()))
-      throw UserError("--set " + assignment + ": " + parts.back() + " is out of range (the list has " +
-                      std::to_string(last.size()) + " entries)");
+      throw UserError("--set " + assignment + ": " + parts.back() +
+                      " is out of range (the list has " + std::to_string(last.size()) +
+                      " entries)");
     last[static_cast<std::size_t>(index)] = value;
   } else {
     last[parts.back()] = value;
@@ -529,8 +548,8 @@ std::string schema_markdown() {
       for (const std::string& c : k->choices) type += (type.empty() ? "" : " \\| ") + c;
     }
     const std::string def = k->required ? "required" : k->default_value;
-    md << "| `" << path << "` | " << type << " | " << (def.empty() ? "" : "`" + def + "`")
-       << " | " << k->doc << " |\n";
+    md << "| `" << path << "` | " << type << " | " << (def.empty() ? "" : "`" + def + "`") << " | "
+       << k->doc << " |\n";
   }
   return md.str();
 }

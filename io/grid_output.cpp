@@ -30,15 +30,17 @@ std::vector<VtkArray> arrays_at(solvers::Problem& problem, const Eigen::VectorXd
   std::vector<std::string> names = o.quantities, texts = o.quantities;
   if (o.residuals)
     for (std::size_t e = 0; e < spec.equations.size(); ++e) {
-      names.push_back("residual_" + (spec.equation_names.empty()
-                                         ? (spec.equations.size() == 1 ? std::string("pde")
-                                                                       : "pde" + std::to_string(e + 1))
-                                         : spec.equation_names[e]));
+      names.push_back(
+          "residual_" +
+          (spec.equation_names.empty()
+               ? (spec.equations.size() == 1 ? std::string("pde") : "pde" + std::to_string(e + 1))
+               : spec.equation_names[e]));
       texts.push_back(spec.equations[e]);
     }
   if (!texts.empty()) {
     const MatrixD q = problem.evaluate_expressions(theta, points, texts);
-    for (std::size_t k = 0; k < texts.size(); ++k) out.push_back({names[k], q.col(static_cast<Eigen::Index>(k))});
+    for (std::size_t k = 0; k < texts.size(); ++k)
+      out.push_back({names[k], q.col(static_cast<Eigen::Index>(k))});
   }
   if (!spec.domain->is_box()) {
     const MatrixD sd = spec.domain->signed_distance(points);
@@ -58,7 +60,7 @@ MatrixD spatial_grid(const geometry::Geometry& domain, const GridSpec& spec, boo
   dims->assign(static_cast<std::size_t>(space), 0);
   Eigen::Index n = 1;
   for (int a = 0; a < space; ++a) {
-    const int c = spec.counts.empty() ? 101
+    const int c = spec.counts.empty()       ? 101
                   : spec.counts.size() == 1 ? spec.counts[0]
                                             : spec.counts.at(static_cast<std::size_t>(a));
     if (c < 2) throw UserError("output.grid: at least 2 points per axis, got " + std::to_string(c));
@@ -132,8 +134,9 @@ std::vector<std::string> write_grid_output(solvers::Problem& problem, const Eige
   if (o.hdf5) {
     // One dataset per array, [time levels, grid points] (x fastest), and the axes.
     Hdf5Writer h5(dir + "/fields.h5");
-    h5.attribute("layout", "array[level, k], k = i + nx*(j + ny*l) over the axes in coordinate "
-                           "order (x fastest); level indexes `times` (one level without time)");
+    h5.attribute("layout",
+                 "array[level, k], k = i + nx*(j + ny*l) over the axes in coordinate "
+                 "order (x fastest); level indexes `times` (one level without time)");
     const std::vector<std::string>& names = spec.domain->coordinate_names();
     for (Eigen::Index a = 0; a < space.cols(); ++a) {
       std::vector<double> axis;

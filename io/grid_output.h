@@ -17,8 +17,8 @@
 namespace jetpde::io {
 
 struct GridSpec {
-  std::vector<int> counts;        // points per spatial axis (one value: every axis)
-  int time_steps = 11;            // time levels, for a time-dependent domain
+  std::vector<int> counts;  // points per spatial axis (one value: every axis)
+  int time_steps = 11;      // time levels, for a time-dependent domain
 };
 
 // The grid's spatial points [n, spatial dims], x fastest, and the time levels (empty when the
@@ -37,6 +37,7 @@ struct GridOutputOptions {
 // Writes `dir`/fields.h5 and `dir`/fields.vti (or fields_NNNN.vti and fields.pvd); returns the
 // files written (relative to dir).
 std::vector<std::string> write_grid_output(solvers::Problem& problem, const Eigen::VectorXd& theta,
-                                           const std::string& dir, const GridOutputOptions& options);
+                                           const std::string& dir,
+                                           const GridOutputOptions& options);
 
 }  // namespace jetpde::io

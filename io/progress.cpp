@@ -46,7 +46,10 @@ Progress::Mode Progress::mode_from_name(const std::string& name, std::FILE* out)
 
 Progress::Progress(Mode mode, int total_steps, int every, std::vector<std::string> slot_names,
                    std::FILE* out)
-    : mode_(mode), total_(total_steps), every_(std::max(1, every)), slots_(std::move(slot_names)),
+    : mode_(mode),
+      total_(total_steps),
+      every_(std::max(1, every)),
+      slots_(std::move(slot_names)),
       out_(out) {}
 
 std::string Progress::describe(const solvers::StepInfo& info) const {
@@ -122,7 +125,8 @@ void HistoryWriter::record(const solvers::StepInfo& info, bool last) {
        << nn::detail::short_number(info.loss, 17) << ","
        << nn::detail::short_number(info.learning_rate, 6);
   for (std::size_t k = 0; k < slots_.size(); ++k)
-    out_ << "," << (k < info.slot_losses.size() ? nn::detail::short_number(info.slot_losses[k], 17) : "");
+    out_ << ","
+         << (k < info.slot_losses.size() ? nn::detail::short_number(info.slot_losses[k], 17) : "");
   for (std::size_t k = 0; k < slots_.size(); ++k)
     out_ << "," << (k < info.weights.size() ? nn::detail::short_number(info.weights[k], 17) : "");
   for (const auto& m : metrics_) {

@@ -28,17 +28,18 @@ std::string dump(const YAML::Node& node) {
   return std::string(out.c_str()) + "\n";
 }
 
-
 void prepare_folder(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw UserError("output.dir: cannot create the run folder '" + dir + "': " +
-                    (ec ? ec.message() : "a file of that name is in the way"));
+    throw UserError("output.dir: cannot create the run folder '" + dir +
+                    "': " + (ec ? ec.message() : "a file of that name is in the way"));
   // Write access, checked now rather than after hours of training.
   const std::string probe = dir + "/.jetpde-write-test-" + std::to_string(::getpid());
   std::ofstream out(probe);
-  if (!out) throw UserError("output.dir: cannot write into the run folder '" + dir + "': " + std::strerror(errno));
+  if (!out)
+    throw UserError("output.dir: cannot write into the run folder '" + dir +
+                    "': " + std::strerror(errno));
   out.close();
   fs::remove(probe, ec);
   // Temporaries of atomic writes that a killed run (kill -9, a node failure) left behind: the
@@ -65,7 +66,8 @@ std::function<MatrixD(const MatrixD&)> exact_solution(const RunConfig& c, solver
   return [&p, &ref, fields](const MatrixD& points) {
     std::vector<std::string> texts;
     for (const std::string& f : fields) texts.push_back(ref.expressions.at(f));
-    return p.evaluate_expressions(Eigen::VectorXd::Zero(p.objective().layout().size()), points, texts);
+    return p.evaluate_expressions(Eigen::VectorXd::Zero(p.objective().layout().size()), points,
+                                  texts);
   };
 }
 
@@ -108,9 +110,9 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["name"] = c.name;
   j["config"] = c.source;
   const auto& res = r.result;
-  j["status"] = res.status == solvers::TrainResult::Status::finished ? "finished"
+  j["status"] = res.status == solvers::TrainResult::Status::finished  ? "finished"
                 : res.status == solvers::TrainResult::Status::stopped ? "stopped"
-                                                                       : "non_finite";
+                                                                      : "non_finite";
   j["message"] = res.message;
   j["steps"] = res.steps;
   if (r.resumed_from >= 0) j["resumed_from_step"] = r.resumed_from;
@@ -228,7 +230,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
       const std::uint64_t seed = c.seed + static_cast<std::uint64_t>(step);
       if (!c.adaptive) return problem.resample(seed);
       Bindings b = problem.resample(seed);
-      const int candidates = c.adaptive_candidates > 0 ? c.adaptive_candidates : 8 * spec.interior_points;
+      const int candidates =
+          c.adaptive_candidates > 0 ? c.adaptive_candidates : 8 * spec.interior_points;
       for (auto& [name, value] : problem.adaptive_interior(th, candidates, seed)) b[name] = value;
       return b;
     });
@@ -238,8 +241,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   const auto& slots = problem.objective().slot_names();
   Progress progress(Progress::mode_from_name(c.output.progress, o.log), total,
                     c.output.progress_every, slots, o.log);
-  HistoryWriter history(c.output.dir + "/history.csv", slots, metric_names,
-                        c.output.history_every, resume ? resume->state.step : -1);
+  HistoryWriter history(c.output.dir + "/history.csv", slots, metric_names, c.output.history_every,
+                        resume ? resume->state.step : -1);
   trainer.on_step([&](const solvers::StepInfo& info) {
     const bool last = info.step == total;
     progress.update(info, last);
@@ -261,14 +264,14 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
 
   const double t2 = now();
   report.files = {"config.yaml", "checkpoint.h5", "history.csv"};
-  const std::vector<std::string> grid_files = write_grid_output(
-      problem, theta, c.output.dir,
-      {.grid = {c.output.grid, c.output.time_steps},
-       .quantities = c.output.quantities,
-       .residuals = c.output.residuals,
-       .vtk = c.output.vtk,
-       .hdf5 = c.output.hdf5,
-       .exact = exact});
+  const std::vector<std::string> grid_files =
+      write_grid_output(problem, theta, c.output.dir,
+                        {.grid = {c.output.grid, c.output.time_steps},
+                         .quantities = c.output.quantities,
+                         .residuals = c.output.residuals,
+                         .vtk = c.output.vtk,
+                         .hdf5 = c.output.hdf5,
+                         .exact = exact});
   report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
   report.files.push_back("summary.json");
   report.output_seconds = now() - t2;
@@ -279,7 +282,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
 LoadedRun load_run(const std::string& dir) {
   const std::string config = dir + "/config.yaml", checkpoint = dir + "/checkpoint.h5";
   for (const std::string& f : {config, checkpoint})
-    if (!fs::exists(f)) throw UserError("'" + dir + "' is not a run folder: no " + fs::path(f).filename().string());
+    if (!fs::exists(f))
+      throw UserError("'" + dir + "' is not a run folder: no " + fs::path(f).filename().string());
   LoadedRun run;
   run.config = load_run_config(config);
   // Relative data paths in config.yaml were resolved against the original config's folder.

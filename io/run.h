@@ -35,7 +35,7 @@ struct RunReport {
   solvers::TrainResult result;
   std::map<std::string, double> metrics;     // against the reference, at the end
   std::map<std::string, double> parameters;  // trained constants, by name
-  std::vector<std::string> files;         // written into dir
+  std::vector<std::string> files;            // written into dir
   double setup_seconds = 0, train_seconds = 0, output_seconds = 0;
   int resumed_from = -1;  // the checkpoint's step, when resumed
 };

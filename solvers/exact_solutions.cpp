@@ -165,8 +165,8 @@ double cole_hopf(double x, double t, double nu) {
     const auto at_centre = exponent.at(centre);
     if (panels.bound(at_centre) < floor) continue;
     for (int i = 0; i < kNodesPerPanel; ++i) {
-      const auto value = exponent.near(centre, at_centre, panels.offsets[i],
-                                       panels.sine_offsets[i], panels.cosine_offsets[i]);
+      const auto value = exponent.near(centre, at_centre, panels.offsets[i], panels.sine_offsets[i],
+                                       panels.cosine_offsets[i]);
       sum.add(value.exponent, rule.weights[i], value.sine);
     }
   }

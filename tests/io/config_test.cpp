@@ -79,7 +79,8 @@ TEST(Config, OverridesWithSet) {
   expect_user_error([] { from(kBurgers, {"seed"}); },
                     "--set seed: expected KEY=VALUE (e.g. training.stages.0.steps=100)");
   // An override is checked like the file, without a line.
-  expect_user_error([] { from(kBurgers, {"seed=abc"}); }, "test.yaml: seed: 'abc' is not an integer");
+  expect_user_error([] { from(kBurgers, {"seed=abc"}); },
+                    "test.yaml: seed: 'abc' is not an integer");
   expect_user_error([] { from(kBurgers, {"netwrok.hidden=[1]"}); },
                     "test.yaml: netwrok: unknown key (known here: name, seed, precision, device, "
                     "require_device, threads, geometry, fields, constants, parameters, "
@@ -93,11 +94,15 @@ TEST(Config, MalformedYamlNamesTheLine) {
 }
 
 TEST(Config, UnknownKeyNamesThePathAndLine) {
-  expect_user_error([] { from(replaced(kBurgers, "    - optimizer: adam\n", "    - optimizer: adam\n      lr: 0.1\n")); },
-                    "test.yaml:19:7: training.stages[0].lr: unknown key (known here: name, "
-                    "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
-                    "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
-                    "function_tolerance, max_evaluations)");
+  expect_user_error(
+      [] {
+        from(replaced(kBurgers, "    - optimizer: adam\n",
+                      "    - optimizer: adam\n      lr: 0.1\n"));
+      },
+      "test.yaml:19:7: training.stages[0].lr: unknown key (known here: name, "
+      "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
+      "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
+      "function_tolerance, max_evaluations)");
 }
 
 TEST(Config, WrongTypesAndValues) {
@@ -124,15 +129,18 @@ TEST(Config, ExpressionErrorsKeepTheirColumn) {
     ADD_FAILURE() << "no error";
   } catch (const UserError& e) {
     const std::string m = e.what();
-    EXPECT_EQ(m.rfind("test.yaml:10:17: equations[0].expression: in 'u_t + u*w_x - nu*u_xx': column 9: unknown field 'w'", 0), 0u) << m;
+    EXPECT_EQ(m.rfind("test.yaml:10:17: equations[0].expression: in 'u_t + u*w_x - nu*u_xx': "
+                      "column 9: unknown field 'w'",
+                      0),
+              0u)
+        << m;
     EXPECT_NE(m.find("          ^"), std::string::npos) << m;  // the caret under the column
   }
 }
 
 TEST(Config, AMissingReferenceFileIsNamed) {
-  expect_user_error(
-      [] { from(kBurgers + "reference:\n  data:\n    file: /no/such/file.h5\n"); },
-      "test.yaml:22:11: reference.data.file: no such file: /no/such/file.h5");
+  expect_user_error([] { from(kBurgers + "reference:\n  data:\n    file: /no/such/file.h5\n"); },
+                    "test.yaml:22:11: reference.data.file: no such file: /no/such/file.h5");
 }
 
 TEST(Config, EveryGeometryAndLibraryEquations) {
@@ -160,10 +168,20 @@ equations:
               "but the geometry's are (x, y): set geometry.coordinates / geometry.time, or the "
               "library's dim/steady");
   }
-  expect_user_error([] { from("geometry: {type: union, of: [{type: disk, center: [0, 0], radius: 1}]}\nequations: [{expression: u}]\n"); },
-                    "test.yaml:1:18: geometry.of: a union needs at least two shapes in `of`");
-  expect_user_error([] { from("geometry: {type: interval, min: [0], max: [1]}\nequations: [{expression: u, library: heat}]\n"); },
-                    "test.yaml:2:38: equations[0]: give exactly one of `expression` and `library`");
+  expect_user_error(
+      [] {
+        from(
+            "geometry: {type: union, of: [{type: disk, center: [0, 0], radius: 1}]}\nequations: "
+            "[{expression: u}]\n");
+      },
+      "test.yaml:1:18: geometry.of: a union needs at least two shapes in `of`");
+  expect_user_error(
+      [] {
+        from(
+            "geometry: {type: interval, min: [0], max: [1]}\nequations: [{expression: u, library: "
+            "heat}]\n");
+      },
+      "test.yaml:2:38: equations[0]: give exactly one of `expression` and `library`");
 }
 
 TEST(Config, DataSourcesFromCsv) {
@@ -174,8 +192,8 @@ TEST(Config, DataSourcesFromCsv) {
     csv << "x,t,u\n0,0,1\n0.5,0.5,2\n1,1,3\n";
   }
   const RunConfig c = run_config_from_text(
-      kBurgers + "  weighting: {kind: ntk}\nreference:\n  data:\n    file: d.csv\n",
-      "test.yaml", dir.string());
+      kBurgers + "  weighting: {kind: ntk}\nreference:\n  data:\n    file: d.csv\n", "test.yaml",
+      dir.string());
   ASSERT_TRUE(c.reference.data.has_value());
   EXPECT_EQ(c.reference.data->points.rows(), 3);
   EXPECT_EQ(c.reference.data->values(2, 0), 3.0);
@@ -184,8 +202,9 @@ TEST(Config, DataSourcesFromCsv) {
   EXPECT_EQ(c.resolved["reference"]["data"]["file"].as<std::string>(), (dir / "d.csv").string());
   expect_user_error(
       [&] {
-        run_config_from_text(kBurgers + "reference:\n  data:\n    file: d.csv\n    fields: {w: u}\n",
-                             "test.yaml", dir.string());
+        run_config_from_text(
+            kBurgers + "reference:\n  data:\n    file: d.csv\n    fields: {w: u}\n", "test.yaml",
+            dir.string());
       },
       "test.yaml:23:13: reference.data.fields: 'w' is not a field of this problem");
   fs::remove_all(dir);
@@ -204,7 +223,9 @@ TEST(Config, DocsListEveryKeyOfTheSchema) {
   std::set<std::string> schema;
   for (const std::string& p : schema_paths()) schema.insert(p);
   for (const std::string& p : schema) EXPECT_TRUE(documented.count(p)) << "undocumented key " << p;
-  for (const std::string& p : documented) EXPECT_TRUE(schema.count(p)) << "docs/config.md lists " << p << ", which the schema does not have";
+  for (const std::string& p : documented)
+    EXPECT_TRUE(schema.count(p)) << "docs/config.md lists " << p
+                                 << ", which the schema does not have";
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ double burgers_by_fourier_series(double x, double t, double nu) {
   const double a = 1 / (2 * pi * nu);
   double phi = std::cyl_bessel_i(0.0, a), phi_x = 0;
   for (int k = 1; k <= 40; ++k) {
-    const double term = (k % 2 ? -2 : 2) * std::cyl_bessel_i(double(k), a) *
-                        std::exp(-nu * pi * pi * k * k * t);
+    const double term =
+        (k % 2 ? -2 : 2) * std::cyl_bessel_i(double(k), a) * std::exp(-nu * pi * pi * k * k * t);
     phi += term * std::cos(k * pi * x);
     phi_x -= term * k * pi * std::sin(k * pi * x);
   }
@@ -146,8 +146,7 @@ TEST(BurgersSineExact, Errors) {
                     name + "t must be finite and >= 0, got -0.25");
   expect_user_error([&] { burgers_sine_exact(0.5, inf, kNu); },
                     name + "t must be finite and >= 0, got inf");
-  expect_user_error([&] { burgers_sine_exact(nan, 0.5, kNu); },
-                    name + "x must be finite, got nan");
+  expect_user_error([&] { burgers_sine_exact(nan, 0.5, kNu); }, name + "x must be finite, got nan");
   expect_user_error([&] { burgers_sine_exact(-inf, 0.5, kNu); },
                     name + "x must be finite, got -inf");
   expect_user_error([] { burgers_sine_exact(0.0, 1e5, 1e-12); },
