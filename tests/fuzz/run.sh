@@ -41,13 +41,16 @@ if [[ $replay -eq 1 ]]; then
     mkdir -p "$out/replay"
     for seed in "$repo/tests/fuzz/corpus/$t"/*; do
       log=$out/replay/$t-$(basename "$seed").log
-      if "$exe" -timeout="$timeout" -rss_limit_mb="$rss" -malloc_limit_mb="$rss" \
-        "$seed" >"$log" 2>&1; then
+      rc=0
+      "$exe" -timeout="$timeout" -rss_limit_mb="$rss" -malloc_limit_mb="$rss" "$seed" >"$log" 2>&1 ||
+        rc=$?
+      if [[ $rc -eq 0 ]]; then
         echo "  ok      $t $(basename "$seed")"
       else
         failed=1
-        what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z -]+|runtime error: .*|terminate called.*' "$log" || echo "exit status $?")
-        where=$(grep -m1 -oE ' in jetpde::[^(]*' "$log" | sed 's/^ in //' || true)
+        what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z -]+|runtime error: .*|terminate called.*' "$log" || echo "exit status $rc")
+        where=$(grep -m1 -E '#[0-9]+ 0x[0-9a-f]+ in jetpde::' "$log" |
+          sed -E 's/.* in //; s/\(anonymous namespace\):://g; s/[(<].*//' || true)
         echo "  FAILED  $t $(basename "$seed"): $what${where:+ (first project frame: $where)}; log: $log"
       fi
     done
