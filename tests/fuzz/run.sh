@@ -48,7 +48,7 @@ if [[ $replay -eq 1 ]]; then
         echo "  ok      $t $(basename "$seed")"
       else
         failed=1
-        what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z -]+|runtime error: .*|terminate called.*' "$log" || echo "exit status $rc")
+        what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z0-9 -]+|runtime error: .*|terminate called.*' "$log" || echo "exit status $rc")
         where=$(grep -m1 -E '#[0-9]+ 0x[0-9a-f]+ in jetpde::' "$log" |
           sed -E 's/.* in //; s/\(anonymous namespace\):://g; s/[(<].*//' || true)
         echo "  FAILED  $t $(basename "$seed"): $what${where:+ (first project frame: $where)}; log: $log"
