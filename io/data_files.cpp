@@ -76,12 +76,29 @@ class Hdf5Source : public DataSource {
     list_datasets(path);  // refuses a file that is not HDF5 now, not at the first read
   }
   std::string noun() const override { return "dataset"; }
-  std::vector<std::string> names() const override { return list_datasets(file()); }
-  bool contains(const std::string& name) const override { return has_dataset(file(), name); }
+  std::vector<std::string> names() const override {
+    std::vector<std::string> out;
+    for (const std::string& n : list_datasets(file())) {
+      if (!is_complex_dataset(file(), n)) {
+        out.push_back(n);
+        continue;
+      }
+      out.push_back(n + ".re");
+      out.push_back(n + ".im");
+    }
+    return out;
+  }
+  bool contains(const std::string& name) const override {
+    if (has_dataset(file(), name)) return !is_complex_dataset(file(), name);
+    const auto [base, part] = detail::complex_part(name);
+    return part >= 0 && is_complex_dataset(file(), base);
+  }
 
  protected:
   NamedArray load(const std::string& name) const override {
-    Dataset d = read_array_dataset(file(), name);
+    const auto [base, part] = detail::complex_part(name);
+    Dataset d = has_dataset(file(), name) ? read_array_dataset(file(), name)
+                                          : read_complex_part(file(), base, part == 1);
     return {name, std::move(d.dims), std::move(d.values)};
   }
 };

@@ -18,8 +18,8 @@
 //                        named them.
 //   .mat                 MATLAB v5 (and v4) and v7.3 (HDF5) files through matio: the numeric
 //                        variables (double, single, integers, logical).
-// A complex array `u` (.npy/.npz complex64/128, a complex MATLAB variable) is two real arrays,
-// `u.re` and `u.im`. `columns` given for a format other than a text table names the columns of the
+// A complex array `u` (.npy/.npz complex64/128, a complex MATLAB variable, an HDF5 compound of two
+// floats as h5py writes them) is two real arrays, `u.re` and `u.im`. `columns` given for a format other than a text table names the columns of the
 // file's only array, which must be 2-D ([rows, columns.size()]): a .npy table.
 //
 // Every array read is checked: values that are not finite (NaN, Inf) are refused naming the file,

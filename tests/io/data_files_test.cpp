@@ -13,6 +13,8 @@
 #include <fstream>
 #include <limits>
 
+#include <hdf5.h>
+
 #include "io/config.h"
 #include "io/data_files.h"
 #include "io/hdf5_write.h"
@@ -503,6 +505,34 @@ TEST_F(DataFiles, Hdf5GridsAreCheckedAxisByAxisAndForFiniteValues) {
           "' has no dataset 'y' (datasets: bad, flat, t, tinf, u, x): the points' "
           "coordinates come from arrays named by coordinate, a grid (`coordinates:`) or "
           "a points array (`points:`)");
+}
+
+TEST_F(DataFiles, Hdf5ComplexDatasetsAsH5pyWritesThem) {
+  // h5py stores complex128 as a compound {r, i} of two doubles.
+  const std::string file = path("c.h5");
+  {
+    const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t type = H5Tcreate(H5T_COMPOUND, 2 * sizeof(double));
+    H5Tinsert(type, "r", 0, H5T_NATIVE_DOUBLE);
+    H5Tinsert(type, "i", sizeof(double), H5T_NATIVE_DOUBLE);
+    const hsize_t dims[2] = {2, 2};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t d = H5Dcreate2(f, "w", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const double values[8] = {1, -1, 2, -2, 3, -3, 4, -4};
+    EXPECT_GE(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), 0);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Fclose(f);
+  }
+  const auto src = open_data_file(file);
+  EXPECT_EQ(src->names(), (std::vector<std::string>{"w.re", "w.im"}));
+  const NamedArray im = src->read("w.im");
+  EXPECT_EQ(im.shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(im.values, (std::vector<double>{-1, -2, -3, -4}));
+  EXPECT_EQ(src->read("w.re").values, (std::vector<double>{1, 2, 3, 4}));
+  expect_user_error([&] { src->read("w"); },
+                    "'" + file + "' has no dataset 'w' (datasets: w.re, w.im)");
 }
 
 // ---- through a config --------------------------------------------------------------------------
