@@ -19,8 +19,9 @@
 //   .mat                 MATLAB v5 (and v4) and v7.3 (HDF5) files through matio: the numeric
 //                        variables (double, single, integers, logical).
 // A complex array `u` (.npy/.npz complex64/128, a complex MATLAB variable, an HDF5 compound of two
-// floats as h5py writes them) is two real arrays, `u.re` and `u.im`. `columns` given for a format other than a text table names the columns of the
-// file's only array, which must be 2-D ([rows, columns.size()]): a .npy table.
+// floats as h5py writes them) is two real arrays, `u.re` and `u.im`. `columns` given for a format
+// other than a text table names the columns of the file's only array, which must be 2-D ([rows,
+// columns.size()]): a .npy table.
 //
 // Every array read is checked: values that are not finite (NaN, Inf) are refused naming the file,
 // the array and the index ("'ref.npy': array 'ref' holds nan at [3, 1]"), and an empty one naming
@@ -68,7 +69,7 @@ class DataSource {
 };
 
 struct DataFileOptions {
-  std::vector<std::string> columns;  // names of a table's columns (see above)
+  std::vector<std::string> columns = {};  // names of a table's columns (see above)
 };
 
 // The file's source by its extension. UserError naming the file when it is missing, of a type not
@@ -87,10 +88,10 @@ std::string data_file_extensions();
 // - else: each coordinate's values from the array of its name (a table's columns).
 // Every field array (field, array name) must hold one value per point, in the points' order.
 struct DataLayout {
-  std::vector<std::pair<std::string, std::string>> axes;
-  std::string points;
-  std::vector<std::string> coordinates;  // the problem's, in order
-  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, std::string>> axes = {};
+  std::string points = {};
+  std::vector<std::string> coordinates = {};  // the problem's, in order
+  std::vector<std::pair<std::string, std::string>> fields = {};
 };
 
 PointData read_point_data(const DataSource& source, const DataLayout& layout);
