@@ -170,6 +170,9 @@ TEST_F(DataFiles, AnEmptyTableNamesTheFile) {
   const auto src = open_data_file(csv);
   expect_user_error([&] { src->read("x"); },
                     "'" + csv + "' holds no data: no rows after the header line");
+  const std::string npy = write("e.npy", npy_bytes("<f8", {0, 3}, ""));
+  expect_user_error([&] { open_data_file(npy)->read("e"); },
+                    "'" + npy + "': array 'e' is empty (no values)");
   const std::string dat = write("ref.dat", "% only a comment\n\n");
   expect_user_error(
       [&] {
