@@ -1,5 +1,5 @@
 // The data files users have (io/data_files.h): text tables with comments and `columns`, NumPy
-// .npy/.npz, MATLAB .mat v5 and v7.3 (complex arrays as .re/.im), HDF5; each written here by a
+// .npy/.npz, MATLAB .mat v4, v5 and v7.3 (complex arrays as .re/.im), HDF5; each written here by a
 // small writer or the format's own library, read back through open_data_file/read_point_data and
 // through a config (a data condition and reference data); and every error: non-finite values,
 // grid shapes axis by axis, empty files, missing arrays, broken files.
@@ -407,8 +407,10 @@ void write_mat(const std::string& file, mat_ft version, const std::vector<MatVar
 }
 
 TEST_F(DataFiles, MatV5AndV73WithComplexVariables) {
-  for (const mat_ft version : {MAT_FT_MAT5, MAT_FT_MAT73}) {
-    const std::string file = path(version == MAT_FT_MAT5 ? "v5.mat" : "v73.mat");
+  for (const mat_ft version : {MAT_FT_MAT4, MAT_FT_MAT5, MAT_FT_MAT73}) {
+    const std::string file = path(version == MAT_FT_MAT4   ? "v4.mat"
+                                  : version == MAT_FT_MAT5 ? "v5.mat"
+                                                           : "v73.mat");
     // burgers_shock.mat's layout: x [3, 1], t [2, 1], usol [3, 2] with usol(i, j) = u(x_i, t_j);
     // MATLAB's column-major order: usol(:, 1) first.
     write_mat(file, version,
@@ -417,8 +419,8 @@ TEST_F(DataFiles, MatV5AndV73WithComplexVariables) {
                {"usol", {3, 2}, {1, 2, 3, 4, 5, 6}, {}},
                {"w", {3, 2}, {1, 2, 3, 4, 5, 6}, {-1, -2, -3, -4, -5, -6}}});
     const auto src = open_data_file(file);
-    // v5 keeps the order written; v7.3 is HDF5's, sorted.
-    EXPECT_EQ(src->names(), version == MAT_FT_MAT5
+    // v4 and v5 keep the order written; v7.3 is HDF5's, sorted.
+    EXPECT_EQ(src->names(), version != MAT_FT_MAT73
                                 ? (std::vector<std::string>{"x", "t", "usol", "w.re", "w.im"})
                                 : (std::vector<std::string>{"t", "usol", "w.re", "w.im", "x"}));
     const NamedArray usol = src->read("usol");
