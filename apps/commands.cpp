@@ -1,5 +1,6 @@
 #include "apps/commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -15,7 +16,7 @@
 #include "equations/library.h"
 #include "io/config.h"
 #include "io/config_schema.h"
-#include "io/csv.h"
+#include "io/data_files.h"
 #include "io/grid_output.h"
 #include "io/hdf5_read.h"
 #include "io/hdf5_write.h"
@@ -32,26 +33,21 @@ namespace fs = std::filesystem;
 
 std::string sci(double x) { return nn::detail::short_number(x, 3); }
 
-// The points of an eval: CSV columns named by coordinate, or an HDF5 dataset "points".
+// The points of an eval, from any data file (io/data_files.h): an array "points" [n, dims] where
+// the file has one and not the coordinates by name, else a column or array per coordinate.
 MatrixD read_points(const std::string& file, const std::vector<std::string>& coords) {
   if (!fs::exists(file)) throw UserError("--points: no such file: " + file);
-  const std::string ext = fs::path(file).extension().string();
-  if (ext == ".csv") {
-    const io::CsvTable t = io::read_csv(file);
-    MatrixD p(t.values.rows(), static_cast<Eigen::Index>(coords.size()));
-    for (std::size_t c = 0; c < coords.size(); ++c)
-      p.col(static_cast<Eigen::Index>(c)) = t.values.col(t.column(coords[c]));
-    return p;
+  try {
+    const std::unique_ptr<io::DataSource> source = io::open_data_file(file);
+    const bool by_name = std::all_of(coords.begin(), coords.end(),
+                                     [&](const std::string& c) { return source->contains(c); });
+    return io::read_point_data(*source,
+                               {.points = by_name || !source->contains("points") ? "" : "points",
+                                .coordinates = coords})
+        .points;
+  } catch (const UserError& e) {
+    throw UserError(std::string("--points: ") + e.what());
   }
-  if (ext == ".h5" || ext == ".hdf5") {
-    MatrixD p = io::read_dataset(file, "points").matrix();
-    if (p.cols() != static_cast<Eigen::Index>(coords.size()))
-      throw UserError("--points: '" + file + "' dataset 'points' has " + std::to_string(p.cols()) +
-                      " columns; the problem has " + std::to_string(coords.size()) +
-                      " coordinates");
-    return p;
-  }
-  throw UserError("--points: '" + file + "': expected a .csv, .h5 or .hdf5 file");
 }
 
 void write_eval(const std::string& out, const MatrixD& points, const MatrixD& values,

@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
       ->required();
   eval_cmd
       ->add_option("--points", eval_args.points,
-                   "CSV with a column per coordinate, or HDF5 with a dataset 'points'")
+                   "A data file (.csv .dat .txt .tsv .h5 .npy .npz .mat) with a column or array "
+                   "per coordinate, or an array 'points' [n, dims]")
       ->required();
   eval_cmd->add_option("--fields", eval_args.fields,
                        "Fields or expressions to evaluate (u,u_x,d(u, x, 3)); default: every "

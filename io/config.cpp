@@ -17,8 +17,7 @@
 #include "geometry/polygon.h"
 #include "geometry/time_product.h"
 #include "io/config_schema.h"
-#include "io/csv.h"
-#include "io/hdf5_read.h"
+#include "io/data_files.h"
 #include "nn/activation.h"
 #include "nn/init.h"
 
@@ -153,87 +152,22 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
   });
 }
 
-// The fields' values at out.points, one dataset each (any shape, as many values as points, in
-// the points' order).
-void read_hdf5_values(const std::string& file,
-                      const std::vector<std::pair<std::string, std::string>>& fields,
-                      PointData& out) {
-  const Eigen::Index n = out.points.rows();
-  out.values.resize(n, static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const Dataset d = read_dataset(file, fields[f].second);
-    if (static_cast<Eigen::Index>(d.values.size()) != n)
-      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
-                      " values for " + std::to_string(n) + " points");
-    out.values.col(static_cast<Eigen::Index>(f)) =
-        Eigen::Map<const Eigen::ArrayXd>(d.values.data(), n);
-    out.fields.push_back(fields[f].first);
-  }
-}
-
 }  // namespace
 
 PointData read_hdf5_grid(const std::string& file,
                          const std::vector<std::pair<std::string, std::string>>& axes,
                          const std::vector<std::string>& coords,
                          const std::vector<std::pair<std::string, std::string>>& fields) {
-  std::vector<std::vector<double>> axis_values;
-  std::vector<int> column;
-  for (const auto& [name, dataset] : axes) {
-    const auto it = std::find(coords.begin(), coords.end(), name);
-    if (it == coords.end()) throw UserError("'" + name + "' is not a coordinate of this problem");
-    column.push_back(static_cast<int>(it - coords.begin()));
-    axis_values.push_back(read_dataset(file, dataset).values);
-  }
-  if (axis_values.size() != coords.size())
-    throw UserError("the grid names " + std::to_string(axis_values.size()) + " of the " +
-                    std::to_string(coords.size()) + " coordinates");
-  Eigen::Index n = 1;
-  for (const auto& a : axis_values) n *= static_cast<Eigen::Index>(a.size());
-  PointData out;
-  out.points.resize(n, static_cast<Eigen::Index>(coords.size()));
-  for (Eigen::Index k = 0; k < n; ++k) {
-    Eigen::Index rest = k;
-    for (std::size_t a = axis_values.size(); a-- > 0;) {
-      const auto len = static_cast<Eigen::Index>(axis_values[a].size());
-      out.points(k, column[a]) = axis_values[a][static_cast<std::size_t>(rest % len)];
-      rest /= len;
-    }
-  }
-  read_hdf5_values(file, fields, out);
-  return out;
+  const std::string ext = fs::path(file).extension().string();
+  if (ext != ".h5" && ext != ".hdf5")
+    throw UserError("'" + file + "': expected an HDF5 file (.h5, .hdf5)");
+  return read_point_data(*open_data_file(file),
+                         {.axes = axes, .coordinates = coords, .fields = fields});
 }
 
 namespace {
 
 // ---- data files --------------------------------------------------------------------------------
-
-PointData read_hdf5_points(const std::string& file, const std::string& points,
-                           const std::vector<std::string>& coords,
-                           const std::vector<std::pair<std::string, std::string>>& fields) {
-  PointData out;
-  out.points = read_dataset(file, points).matrix();
-  if (out.points.cols() != static_cast<Eigen::Index>(coords.size()))
-    throw UserError("dataset '" + points + "' has " + std::to_string(out.points.cols()) +
-                    " columns for " + std::to_string(coords.size()) + " coordinates");
-  read_hdf5_values(file, fields, out);
-  return out;
-}
-
-PointData read_csv_points(const std::string& file, const std::vector<std::string>& coords,
-                          const std::vector<std::pair<std::string, std::string>>& fields) {
-  const CsvTable table = read_csv(file);
-  PointData out;
-  out.points.resize(table.values.rows(), static_cast<Eigen::Index>(coords.size()));
-  for (std::size_t c = 0; c < coords.size(); ++c)
-    out.points.col(static_cast<Eigen::Index>(c)) = table.values.col(table.column(coords[c]));
-  out.values.resize(table.values.rows(), static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    out.values.col(static_cast<Eigen::Index>(f)) = table.values.col(table.column(fields[f].second));
-    out.fields.push_back(fields[f].first);
-  }
-  return out;
-}
 
 // A random subset and noise, both from the source's seed.
 void subsample_and_perturb(PointData& d, int samples, double noise, std::uint64_t seed) {
@@ -266,27 +200,23 @@ PointData read_data(const Reader& r, const YAML::Node& n, const std::string& pat
                     const std::vector<std::string>& coords, std::vector<std::string> wanted) {
   const std::string file = r.path_of(n["file"].as<std::string>());
   if (!fs::exists(file)) r.fail(n["file"], path + ".file", "no such file: " + file);
-  std::vector<std::pair<std::string, std::string>> fields;
+  DataLayout layout{.coordinates = coords};
   if (const YAML::Node map = n["fields"]) {
     wanted.clear();
     for (const auto& item : map)
-      fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+      layout.fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
   } else {
-    for (const std::string& f : wanted) fields.push_back({f, f});
+    for (const std::string& f : wanted) layout.fields.push_back({f, f});
   }
-  const std::string ext = fs::path(file).extension().string();
-  PointData d = r.at(n["file"], path, [&] {
-    if (ext == ".csv") return read_csv_points(file, coords, fields);
-    if (ext != ".h5" && ext != ".hdf5")
-      throw UserError("'" + file + "': expected a .h5, .hdf5 or .csv file");
-    if (n["points"]) return read_hdf5_points(file, n["points"].as<std::string>(), coords, fields);
-    if (!n["coordinates"])
-      throw UserError("an HDF5 source needs `coordinates` (a grid) or `points`");
-    std::vector<std::pair<std::string, std::string>> axes;
+  if (n["coordinates"])
     for (const auto& item : n["coordinates"])
-      axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
-    return read_hdf5_grid(file, axes, coords, fields);
-  });
+      layout.axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+  if (n["points"]) layout.points = n["points"].as<std::string>();
+  if (!layout.axes.empty() && !layout.points.empty())
+    r.fail(n["points"], path + ".points", "give `coordinates` (a grid) or `points`, not both");
+  const DataFileOptions options{.columns = texts(n["columns"])};
+  PointData d = r.at(n["file"], path,
+                     [&] { return read_point_data(*open_data_file(file, options), layout); });
   subsample_and_perturb(d, n["samples"].as<int>(), n["noise"].as<double>(),
                         n["seed"].as<std::uint64_t>());
   return d;

@@ -85,17 +85,23 @@ Ptr data_source(std::string name, std::string doc) {
   auto k = std::make_shared<Key>(*group(
       std::move(name), T::object, std::move(doc),
       {required("file", T::string,
-                "HDF5 (.h5, .hdf5) or CSV (.csv) file; a relative path is relative to the "
-                "config file's folder."),
+                "Data file: text table (.csv, .dat, .txt, .tsv), HDF5 (.h5, .hdf5), NumPy (.npy, "
+                ".npz) or MATLAB (.mat, v5 and v7.3); a relative path is relative to the config "
+                "file's folder."),
+       key("columns", T::strings, "",
+           "Names of a text table's columns when it has no header line (`[x, y, u, v, p]`; a "
+           "header line, if any, is then skipped), or of the columns of a file's only 2-D array "
+           "([rows, columns], e.g. a .npy)."),
        key("coordinates", T::table, "",
-           "HDF5: coordinate name -> dataset of its axis values (a grid), in the order of the "
-           "value datasets' axes; CSV: not used (columns are named by coordinate)."),
+           "A grid: coordinate name -> 1-D array (dataset, variable) of its axis values, in the "
+           "order of the value arrays' dimensions, each value array's shape equal to the axes' "
+           "lengths."),
        key("points", T::string, "",
-           "HDF5: a dataset [n, dims] of scattered points, columns in coordinate order (instead "
-           "of `coordinates`)."),
+           "An array [n, dims] of scattered points, columns in coordinate order (instead of "
+           "`coordinates`). Without either, each coordinate is the column or array of its name."),
        key("fields", T::table, "",
-           "Field name -> dataset (HDF5) or column (CSV) holding its values; default: each "
-           "field's own name."),
+           "Field name -> column or array holding its values (a complex array `w` is `w.re` and "
+           "`w.im`); default: each field's own name."),
        key("samples", T::integer, "0", "Use a random subset of this many points (0: all)."),
        key("noise", T::number, "0",
            "Gaussian noise added to the values, as a fraction of each field's standard "

@@ -135,6 +135,17 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   std::stringstream(line) >> x >> c1 >> u >> c2 >> ux;
   EXPECT_NEAR(u, std::sin(M_PI / 4), 2e-2) << line;
   EXPECT_NEAR(ux, M_PI * std::cos(M_PI / 4), 1e-1) << line;
+  // The points from any data file (io/data_files.h): a whitespace table with a '%' comment; an
+  // empty table is named, not a shape [0, 1].
+  const Output e2 = jetpde("eval " + out + " --points " + write("points.dat", "% x\nx\n0.5\n"));
+  ASSERT_EQ(e2.status, 0) << e2.text;
+  EXPECT_EQ(e2.text.rfind("x,u\n0.5,", 0), 0u) << e2.text;
+  const std::string empty = write("empty.csv", "x\n");
+  const Output e3 = jetpde("eval " + out + " --points " + empty);
+  EXPECT_NE(e3.status, 0);
+  EXPECT_NE(e3.text.find("--points: '" + empty + "' holds no data: no rows after the header line"),
+            std::string::npos)
+      << e3.text;
   const Output x2 = jetpde("export " + out + " --output " + (dir_ / "exported").string() +
                            " --grid 11 --quantities u_xx");
   ASSERT_EQ(x2.status, 0) << x2.text;
