@@ -18,14 +18,12 @@
 #include <vtkCellArray.h>
 #include <vtkCommand.h>
 #include <vtkExecutive.h>
-#include <vtkGenericCell.h>
 #include <vtkIdList.h>
 #include <vtkNew.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkSTLReader.h>
 #include <vtkSmartPointer.h>
-#include <vtkStaticCellLocator.h>
 #endif
 
 namespace jetpde::geometry {
@@ -103,6 +101,121 @@ void check_file(const std::string& path) {
                   " bytes) and not ASCII STL (which starts with 'solid')");
 }
 
+// A bounding-volume hierarchy over the triangles for nearest-triangle queries: nodes split at
+// the median centroid along their box's longest axis, leaves of at most kLeaf triangles.
+class TriangleTree {
+ public:
+  static constexpr std::size_t kLeaf = 4;
+
+  void build(const std::vector<Vec3>& vertices, const std::vector<std::array<vtkIdType, 3>>& tris) {
+    vertices_ = &vertices;
+    triangles_ = &tris;
+    order_.resize(tris.size());
+    centroids_.resize(tris.size());
+    for (std::size_t t = 0; t < tris.size(); ++t) {
+      order_[t] = t;
+      for (std::size_t k = 0; k < 3; ++k)
+        centroids_[t][k] = (vertex(t, 0)[k] + vertex(t, 1)[k] + vertex(t, 2)[k]) / 3;
+    }
+    nodes_.clear();
+    nodes_.reserve(2 * tris.size() / kLeaf + 2);
+    build_node(0, tris.size());
+  }
+
+  // The nearest triangle to p and the squared distance to it. The tree is balanced (depth about
+  // log2(n / kLeaf)), so the stack holds at most one pending sibling per level.
+  std::size_t nearest(const Vec3& p, double& best2) const {
+    std::size_t best = 0;
+    best2 = INFINITY;
+    std::size_t stack[128];
+    std::size_t top = 0;
+    stack[top++] = 0;
+    while (top) {
+      const Node& node = nodes_[stack[--top]];
+      if (box_distance2(node, p) >= best2) continue;
+      if (node.count) {
+        for (std::size_t i = node.first; i < node.first + node.count; ++i) {
+          const std::size_t t = order_[i];
+          int feature = 0;
+          const Vec3 q = closest_on_triangle(p, vertex(t, 0), vertex(t, 1), vertex(t, 2), feature);
+          const Vec3 d = sub(p, q);
+          const double d2 = dot(d, d);
+          if (d2 < best2) best2 = d2, best = t;
+        }
+        continue;
+      }
+      // The nearer child last, so that it is searched first.
+      const bool left_first =
+          box_distance2(nodes_[node.left], p) < box_distance2(nodes_[node.right], p);
+      stack[top++] = left_first ? node.right : node.left;
+      stack[top++] = left_first ? node.left : node.right;
+    }
+    return best;
+  }
+
+ private:
+  struct Node {
+    Vec3 lo, hi;
+    std::size_t left = 0, right = 0;   // inner nodes: the children
+    std::size_t first = 0, count = 0;  // leaves: order_[first, first + count)
+  };
+
+  const Vec3& vertex(std::size_t t, std::size_t i) const {
+    return (*vertices_)[static_cast<std::size_t>((*triangles_)[t][i])];
+  }
+
+  static double box_distance2(const Node& node, const Vec3& p) {
+    double sum = 0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      const double d = std::max({node.lo[k] - p[k], 0.0, p[k] - node.hi[k]});
+      sum += d * d;
+    }
+    return sum;
+  }
+
+  std::size_t build_node(std::size_t first, std::size_t last) {
+    const std::size_t index = nodes_.size();
+    nodes_.emplace_back();
+    Node node;
+    node.lo = {INFINITY, INFINITY, INFINITY};
+    node.hi = {-INFINITY, -INFINITY, -INFINITY};
+    Vec3 clo = node.lo, chi = node.hi;
+    for (std::size_t i = first; i < last; ++i)
+      for (std::size_t k = 0; k < 3; ++k) {
+        for (std::size_t j = 0; j < 3; ++j) {
+          node.lo[k] = std::min(node.lo[k], vertex(order_[i], j)[k]);
+          node.hi[k] = std::max(node.hi[k], vertex(order_[i], j)[k]);
+        }
+        clo[k] = std::min(clo[k], centroids_[order_[i]][k]);
+        chi[k] = std::max(chi[k], centroids_[order_[i]][k]);
+      }
+    if (last - first <= kLeaf) {
+      node.first = first;
+      node.count = last - first;
+    } else {
+      std::size_t axis = 0;
+      for (std::size_t k = 1; k < 3; ++k)
+        if (chi[k] - clo[k] > chi[axis] - clo[axis]) axis = k;
+      const std::size_t middle = first + (last - first) / 2;
+      std::nth_element(
+          order_.begin() + static_cast<std::ptrdiff_t>(first),
+          order_.begin() + static_cast<std::ptrdiff_t>(middle),
+          order_.begin() + static_cast<std::ptrdiff_t>(last),
+          [&](std::size_t a, std::size_t b) { return centroids_[a][axis] < centroids_[b][axis]; });
+      node.left = build_node(first, middle);
+      node.right = build_node(middle, last);
+    }
+    nodes_[index] = node;
+    return index;
+  }
+
+  const std::vector<Vec3>* vertices_ = nullptr;
+  const std::vector<std::array<vtkIdType, 3>>* triangles_ = nullptr;
+  std::vector<std::size_t> order_;
+  std::vector<Vec3> centroids_;
+  std::vector<Node> nodes_;
+};
+
 }  // namespace
 
 struct StlMesh::Mesh {
@@ -114,19 +227,12 @@ struct StlMesh::Mesh {
   std::vector<double> cumulative;                 // cumulative areas / total: [0, ..., 1]
   double area = 0, volume = 0;
   Bounds bounds;
-  vtkSmartPointer<vtkPolyData> poly;
-  vtkSmartPointer<vtkStaticCellLocator> locator;
+  TriangleTree tree;
 
   // The nearest point q of the mesh to p, its distance and the pseudo-normal there.
   double nearest(const Vec3& p, Vec3& q, Vec3& pseudo_normal) const {
-    thread_local vtkSmartPointer<vtkGenericCell> cell = vtkSmartPointer<vtkGenericCell>::New();
-    double closest[3], dist2 = 0;
-    vtkIdType id = -1;
-    int sub_id = 0;
-    locator->FindClosestPoint(p.data(), closest, cell, id, sub_id, dist2);
-    check_internal(id >= 0 && static_cast<std::size_t>(id) < triangles.size(),
-                   "stl: the locator found no triangle");
-    const auto t = static_cast<std::size_t>(id);
+    double best2 = 0;
+    const std::size_t t = tree.nearest(p, best2);
     const auto& tri = triangles[t];
     int feature = kFace;
     q = closest_on_triangle(p, vertices[static_cast<std::size_t>(tri[0])],
@@ -304,15 +410,7 @@ StlMesh::StlMesh(const std::string& path) : Geometry(3), path_(path), mesh_(new 
       m.edge_normals[use.triangle[i]][static_cast<std::size_t>(use.slot[i])] = sum;
   }
 
-  // The locator searches the kept triangles (cell i is triangle i).
-  m.poly = vtkSmartPointer<vtkPolyData>::New();
-  m.poly->SetPoints(points);
-  vtkNew<vtkCellArray> cells;
-  for (const auto& tri : m.triangles) cells->InsertNextCell(3, tri.data());
-  m.poly->SetPolys(cells);
-  m.locator = vtkSmartPointer<vtkStaticCellLocator>::New();
-  m.locator->SetDataSet(m.poly);
-  m.locator->BuildLocator();
+  m.tree.build(m.vertices, m.triangles);
 }
 
 StlMesh::~StlMesh() = default;
