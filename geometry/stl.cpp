@@ -23,7 +23,6 @@
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkSTLReader.h>
-#include <vtkSmartPointer.h>
 #endif
 
 namespace jetpde::geometry {
