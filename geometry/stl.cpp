@@ -259,23 +259,30 @@ StlMesh::StlMesh(const std::string& path) : Geometry(3), path_(path), mesh_(new 
   vtkNew<vtkSTLReader> reader;
   reader->SetFileName(path.c_str());
   reader->MergingOn();  // shared vertices, so that edges can be matched
-  std::string errors;
-  vtkNew<vtkCallbackCommand> on_error;  // VTK's messages become this UserError, not stderr text
-  on_error->SetClientData(&errors);
-  on_error->SetCallback([](vtkObject*, unsigned long, void* client, void* call) {
-    auto& text = *static_cast<std::string*>(client);
-    if (call) text += (text.empty() ? "" : "; ") + std::string(static_cast<const char*>(call));
-  });
-  reader->AddObserver(vtkCommand::ErrorEvent, on_error);
-  reader->AddObserver(vtkCommand::WarningEvent, on_error);
-  reader->GetExecutive()->AddObserver(vtkCommand::ErrorEvent, on_error);
+  // VTK's error messages become this UserError, not text on stderr: the reader's own, else the
+  // pipeline's ("returned failure"). Each is "ERROR: In file, line N\nclass (0x...): text".
+  std::array<std::string, 2> errors;  // the reader's, the pipeline's
+  const auto observe = [](vtkObject* object, std::string& into) {
+    vtkNew<vtkCallbackCommand> callback;
+    callback->SetClientData(&into);
+    callback->SetCallback([](vtkObject*, unsigned long, void* client, void* call) {
+      if (!call) return;
+      std::string text = static_cast<const char*>(call);
+      if (const auto at = text.find("): "); at != std::string::npos) text = text.substr(at + 3);
+      text = text.substr(0, text.find('\n'));
+      if (text.rfind("STLReader: ", 0) == 0) text = text.substr(11);
+      auto& all = *static_cast<std::string*>(client);
+      all += (all.empty() ? "" : "; ") + text;
+    });
+    object->AddObserver(vtkCommand::ErrorEvent, callback);
+  };
+  observe(reader, errors[0]);
+  observe(reader->GetExecutive(), errors[1]);
   reader->Update();
   vtkPolyData* input = reader->GetOutput();
-  if (!errors.empty() && (!input || input->GetNumberOfPolys() == 0)) {
-    while (!errors.empty() && std::isspace(static_cast<unsigned char>(errors.back())))
-      errors.pop_back();
-    throw UserError(where + ": VTK cannot read it: " + errors);
-  }
+  // Also when it read some triangles before the error.
+  for (const std::string& e : errors)
+    if (!e.empty()) throw UserError(where + ": VTK cannot read it: " + e);
   if (!input || input->GetNumberOfPolys() == 0 || input->GetNumberOfPoints() == 0)
     throw UserError(where + ": the file holds no triangles");
 
