@@ -330,5 +330,18 @@ TEST_F(Stl, MeshesThatDefineNoInsideAreUserErrors) {
   EXPECT_THAT(error_of(ascii("flat.stl", flat)), HasSubstr("the mesh is flat"));
 }
 
+// Builds without VTK's IOGeometry: the geometry type is there and says what it needs.
+TEST(StlWithoutVtk, IsAClearError) {
+  if (stl_supported()) GTEST_SKIP() << "built with VTK's IOGeometry";
+  try {
+    stl("part.stl");
+    ADD_FAILURE() << "no UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "stl 'part.stl': this jetpde was built without VTK (IOGeometry), which reads STL "
+              "files; install libvtk9-dev (scripts/bootstrap.sh) and configure again");
+  }
+}
+
 }  // namespace
 }  // namespace jetpde::geometry
