@@ -20,6 +20,7 @@
 #include "geometry/box.h"
 #include "geometry/csg.h"
 #include "geometry/sampler.h"
+#include "geometry/time_product.h"
 #include "tests/geometry/geometry_checks.h"
 #include "tests/support/scratch_dir.h"
 
@@ -100,6 +101,41 @@ std::vector<Triangle> sphere_mesh(int levels) {
     out.push_back(t);
   }
   return out;
+}
+
+// A ring (a washer) of `n` facets per wall: outer radius 1, inner 0.4, z in [0, 0.5]. Not convex:
+// the inner wall's edges are concave.
+std::vector<Triangle> ring_mesh(int n) {
+  auto at = [&](double r, int i, double z) {
+    const double a = 2 * pi * (i % n) / n;
+    return Vec3{r * std::cos(a), r * std::sin(a), z};
+  };
+  std::vector<Triangle> out;
+  for (int i = 0; i < n; ++i) {
+    const Vec3 ob = at(1, i, 0), ob1 = at(1, i + 1, 0), ot = at(1, i, 0.5), ot1 = at(1, i + 1, 0.5);
+    const Vec3 ib = at(0.4, i, 0), ib1 = at(0.4, i + 1, 0), it = at(0.4, i, 0.5),
+               it1 = at(0.4, i + 1, 0.5);
+    out.insert(out.end(), {{ob, ob1, ot1},
+                           {ob, ot1, ot},
+                           {ib, it1, ib1},
+                           {ib, it, it1},
+                           {ot, ot1, it1},
+                           {ot, it1, it},
+                           {ob, ib1, ob1},
+                           {ob, ib, ib1}});
+  }
+  return out;
+}
+
+// Inside the regular n-gon of circumradius r (vertices at angles 2 pi i / n)?
+bool in_polygon(double x, double y, double r, int n) {
+  for (int i = 0; i < n; ++i) {
+    const double a = 2 * pi * i / n, b = 2 * pi * (i + 1) / n;
+    const double ax = r * std::cos(a), ay = r * std::sin(a), bx = r * std::cos(b),
+                 by = r * std::sin(b);
+    if ((bx - ax) * (y - ay) - (by - ay) * (x - ax) < 0) return false;
+  }
+  return true;
 }
 
 void write_ascii(const std::string& path, const std::vector<Triangle>& triangles) {
@@ -238,6 +274,30 @@ TEST_F(Stl, SphereAgainstTheAnalyticBall) {
   }
 }
 
+TEST_F(Stl, ConcaveRingAgainstItsPolygons) {
+  const int n = 12;
+  const auto mesh = stl(binary("ring.stl", ring_mesh(n)));
+  const double polygon_area = 0.5 * n * std::sin(2 * pi / n);  // of circumradius 1
+  // Float coordinates (binary STL): the volume to float precision.
+  EXPECT_NEAR(mesh->volume(), polygon_area * (1 - 0.16) * 0.5, 1e-6);
+  std::mt19937_64 rng(4);
+  std::uniform_real_distribution<double> u(-1.1, 1.1), w(-0.1, 0.6);
+  int inside = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const std::vector<double> p{u(rng), u(rng), w(rng)};
+    const bool expected =
+        p[2] > 0 && p[2] < 0.5 && in_polygon(p[0], p[1], 1, n) && !in_polygon(p[0], p[1], 0.4, n);
+    const double d = mesh->signed_distance(p);
+    if (std::abs(d) < 1e-6) continue;  // float coordinates: not decidable this close
+    ASSERT_EQ(mesh->contains(p), expected) << p[0] << " " << p[1] << " " << p[2] << " d " << d;
+    inside += expected;
+  }
+  EXPECT_GT(inside, 4000);
+  // On the surface, the normals step out and in (concave inner edges included).
+  testing::expect_boundary(*mesh, sample_boundary(*mesh, 3000, {.method = SampleMethod::sobol}));
+  testing::expect_interior(*mesh, sample_interior(*mesh, 2000, {.method = SampleMethod::sobol}));
+}
+
 TEST_F(Stl, BoundarySamplesAreAreaWeighted) {
   // Faces of [0, 2] x [0, 1] x [0, 1]: x faces area 1, y and z faces area 2 (of 10).
   const auto mesh = stl(binary("box.stl", box_mesh({0, 0, 0}, {2, 1, 1})));
@@ -283,6 +343,17 @@ TEST_F(Stl, WorksInCsgWithPrimitives) {
   const auto joined = unite(mesh, box({1.5, 0.25, 0.25}, {3, 0.75, 0.75}));
   EXPECT_NEAR(joined->volume(), 2 + 1.0 * 0.25, 0.01 * 2.25);
   EXPECT_LT(joined->signed_distance(std::vector<double>{2.5, 0.5, 0.5}), 0.0);
+  // Times a time interval: the initial face is the part.
+  const auto moving = time_product(mesh, 0, 2);
+  EXPECT_NEAR(moving->volume(), 4.0, 1e-12);
+  const PointSet start = sample_boundary(*moving, 500, {.method = SampleMethod::sobol}, "initial");
+  EXPECT_NEAR(start.measure, 2.0, 1e-12);
+  for (Eigen::Index i = 0; i < start.points.rows(); ++i) {
+    ASSERT_EQ(start.points(i, 3), 0.0);
+    ASSERT_LT(mesh->signed_distance(
+                  std::vector<double>{start.points(i, 0), start.points(i, 1), start.points(i, 2)}),
+              0.0);
+  }
 }
 
 TEST_F(Stl, BrokenFilesAreUserErrors) {
