@@ -14,6 +14,7 @@
 #   MPI (C, CXX)    MPI               jetpde::ext::mpi          JETPDE_WITH_MPI
 #   HDF5 (C)        HDF5              jetpde::ext::hdf5         JETPDE_WITH_HDF5 (Open MPI flavour)
 #   VTK             VTK               jetpde::ext::vtk          JETPDE_WITH_VTK
+#     IOGeometry    VTK_STL           jetpde::ext::vtk_stl      (STL files: geometry/stl.cpp)
 #   PETSc           PETSC             jetpde::ext::petsc        JETPDE_WITH_PETSC (pkg-config)
 #   CUDA toolkit    CUDA              jetpde::ext::cuda         JETPDE_WITH_CUDA (cudart, cuBLAS, NVRTC)
 #   yaml-cpp        YAML_CPP          jetpde::ext::yaml_cpp
@@ -216,17 +217,25 @@ endif()
 jetpde_record_dependency(HDF5 ${JETPDE_HAVE_HDF5} VERSION "${HDF5_VERSION}" DETAIL "${_detail}"
   OPTION JETPDE_WITH_HDF5)
 
-# --- VTK: the XML writers for .vti/.vtu/.pvd ---------------------------------------------------------
+# --- VTK: the XML writers for .vti/.vtu/.pvd; IOGeometry (optional): STL files for geometry/ -------
 set(JETPDE_HAVE_VTK FALSE)
+set(JETPDE_HAVE_VTK_STL FALSE)
+set(_detail "CommonCore CommonDataModel IOXML")
 if(JETPDE_WITH_VTK)
-  find_package(VTK QUIET COMPONENTS CommonCore CommonDataModel IOXML)
+  find_package(VTK QUIET COMPONENTS CommonCore CommonDataModel IOXML OPTIONAL_COMPONENTS IOGeometry)
   if(VTK_FOUND)
     set(JETPDE_HAVE_VTK TRUE)
     jetpde_external_target(vtk VTK LINK VTK::CommonCore VTK::CommonDataModel VTK::IOXML)
+    if(TARGET VTK::IOGeometry)
+      set(JETPDE_HAVE_VTK_STL TRUE)
+      jetpde_external_target(vtk_stl VTK_STL LINK VTK::CommonCore VTK::CommonDataModel
+                             VTK::IOGeometry)
+      set(_detail "${_detail} IOGeometry")
+    endif()
   endif()
 endif()
-jetpde_record_dependency(VTK ${JETPDE_HAVE_VTK} VERSION "${VTK_VERSION}"
-  DETAIL "CommonCore CommonDataModel IOXML" OPTION JETPDE_WITH_VTK)
+jetpde_record_dependency(VTK ${JETPDE_HAVE_VTK} VERSION "${VTK_VERSION}" DETAIL "${_detail}"
+  OPTION JETPDE_WITH_VTK)
 
 # --- PETSc, through pkg-config (Debian keeps PETSc.pc outside the default search path) ------------
 set(JETPDE_HAVE_PETSC FALSE)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "geometry/box.h"
 #include "geometry/csg.h"
 #include "geometry/polygon.h"
+#include "geometry/stl.h"
 #include "geometry/time_product.h"
 #include "io/config_schema.h"
 #include "io/data_files.h"
@@ -120,6 +122,12 @@ geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::str
       std::vector<std::array<double, 2>> vertices;
       for (std::size_t i = 0; i < v.size(); i += 2) vertices.push_back({v[i], v[i + 1]});
       return geometry::polygon(vertices);
+    }
+    if (type == "stl") {
+      if (!g["file"]) r.fail(g["type"], path + ".file", "missing (an stl geometry needs it)");
+      return r.at(g["file"], path + ".file", [&] {
+        return geometry::GeometryPtr(geometry::stl(r.path_of(g["file"].as<std::string>())));
+      });
     }
     const YAML::Node of = g["of"];
     if (!of || of.size() < 2)
@@ -360,6 +368,15 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
     if (n["name"]) cond.name = n["name"].as<std::string>();
     cond.field = n["field"].as<std::string>();
     cond.on = n["on"] ? n["on"].as<std::string>() : "";
+    if (const YAML::Node at = n["at"]) {
+      if (at.size() == 0)
+        r.fail(at, path + ".at", "no points (give at least one, or leave out `at`)");
+      cond.at.resize(static_cast<Eigen::Index>(at.size()), static_cast<Eigen::Index>(at[0].size()));
+      for (std::size_t p = 0; p < at.size(); ++p)
+        for (std::size_t j = 0; j < at[p].size(); ++j)
+          cond.at(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(j)) =
+              at[p][j].as<double>();
+    }
     cond.value = n["value"].as<std::string>();
     cond.alpha = n["alpha"].as<double>();
     cond.beta = n["beta"].as<double>();
@@ -380,6 +397,8 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
       cond.data_points = d.points;
       cond.data_values = d.values;
     }
+    if (cond.at.rows() > 0)
+      r.at(n["at"], path + ".at", [&] { solvers::check_fixed_points(cond, *spec.domain); });
     spec.conditions.push_back(cond);
   }
   const YAML::Node hard = c["hard_constraints"];
@@ -565,6 +584,14 @@ void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
         fs::absolute(fs::path(base_dir.empty() ? "." : base_dir) / p).lexically_normal().string();
   };
   if (raw["reference"] && raw["reference"].IsMap()) fix(raw["reference"]["data"]);
+  // Geometry files (type stl), at any depth of `of`.
+  const std::function<void(YAML::Node)> fix_geometry = [&](YAML::Node g) {
+    if (!g.IsMap()) return;
+    fix(g);
+    if (g["of"] && g["of"].IsSequence())
+      for (std::size_t i = 0; i < g["of"].size(); ++i) fix_geometry(g["of"][i]);
+  };
+  if (raw["geometry"]) fix_geometry(raw["geometry"]);
   if (raw["conditions"] && raw["conditions"].IsSequence())
     for (std::size_t i = 0; i < raw["conditions"].size(); ++i)
       if (raw["conditions"][i].IsMap()) fix(raw["conditions"][i]["data"]);

@@ -52,10 +52,11 @@ Ptr geometry_schema() {
   auto g = std::make_shared<Key>(*group(
       "geometry", T::object,
       "The spatial domain, optionally times a time interval. Boxes: `min`, `max`; disk and "
-      "sphere: `center`, `radius`; polygon: `vertices`; union, intersection, difference: `of`.",
+      "sphere: `center`, `radius`; polygon: `vertices`; stl: `file`; union, intersection, "
+      "difference: `of`.",
       {required(choice("type",
                        {"interval", "rectangle", "box", "hypercube", "disk", "sphere", "polygon",
-                        "union", "intersection", "difference"},
+                        "stl", "union", "intersection", "difference"},
                        "",
                        "The shape, or how the shapes in `of` combine (difference: the first "
                        "minus the others).")),
@@ -65,6 +66,9 @@ Ptr geometry_schema() {
        key("radius", T::number, "", "Radius of a disk or sphere."),
        key("vertices", T::numbers, "",
            "Polygon vertices, counter-clockwise, flattened: [x0, y0, x1, y1, ...]."),
+       key("file", T::string, "",
+           "stl: a closed triangle mesh, ASCII or binary STL (a 3-D solid; needs VTK); a "
+           "relative path is relative to the config file's folder."),
        key("coordinates", T::strings, "",
            "Names of the spatial coordinates (default x, y, z; x1, x2, ... above 3-D)."),
        key("time", T::numbers, "", "[t0, t1]: the domain is the shape times this time interval."),
@@ -173,6 +177,9 @@ Ptr build_schema() {
               key("on", T::string, "",
                   "Boundary piece: a name (left, x_min, top, spatial, initial, ...) or a "
                   "predicate (`x == 0 and y > 0.5`); empty: the whole boundary."),
+              key("at", T::points, "",
+                  "Instead of `on`: fixed points in the domain, `[[0, 0], [1, 0]]` (pinning a "
+                  "value at a corner); dirichlet, neumann, robin and residual."),
               key("value", T::string, "0", "g: an expression of the coordinates."),
               key("alpha", T::number, "1", "robin: alpha u + beta du/dn = g."),
               key("beta", T::number, "1", "robin."),
@@ -278,6 +285,8 @@ std::string type_name(T type) {
       return "list of integers";
     case T::strings:
       return "list of texts";
+    case T::points:
+      return "list of points ([[x, y], ...])";
     case T::table:
       return "mapping of names to values";
     case T::object:
@@ -404,6 +413,23 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
       for (std::size_t i = 0; i < n.size(); ++i)
         check_scalar(element, n[i], src, path + "[" + std::to_string(i) + "]");
       return n;  // the node itself: later errors can still point at its line
+    }
+    case T::points: {
+      const Key element{.name = k.name, .type = T::number};
+      if (!n.IsSequence())
+        fail(n, src, path, "expected a " + type_name(k.type) + ", got " + shown(n));
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        const std::string p = path + "[" + std::to_string(i) + "]";
+        if (!n[i].IsSequence())
+          fail(n[i], src, p, "expected a point (a list of numbers), got " + shown(n[i]));
+        if (n[i].size() != n[0].size())
+          fail(n[i], src, p,
+               "has " + std::to_string(n[i].size()) + " coordinates, point 1 has " +
+                   std::to_string(n[0].size()));
+        for (std::size_t j = 0; j < n[i].size(); ++j)
+          check_scalar(element, n[i][j], src, p + "[" + std::to_string(j) + "]");
+      }
+      return n;
     }
     case T::table: {
       if (!n.IsMap()) fail(n, src, path, "expected a mapping of names to values, got " + shown(n));

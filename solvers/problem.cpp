@@ -136,6 +136,43 @@ std::string condition_kind_name(Condition::Kind kind) {
   return nn::detail::name_of<Condition::Kind>(kKinds, kind);
 }
 
+void check_fixed_points(const Condition& c, const geometry::Geometry& domain) {
+  using Kind = Condition::Kind;
+  if (c.kind != Kind::dirichlet && c.kind != Kind::neumann && c.kind != Kind::robin &&
+      c.kind != Kind::residual)
+    throw UserError(
+        "`at` (fixed points) is for dirichlet, neumann, robin and residual "
+        "conditions, not " +
+        condition_kind_name(c.kind));
+  if (!c.on.empty())
+    throw UserError("give either `on` (a boundary piece) or `at` (points), not both");
+  const std::vector<std::string>& names = domain.coordinate_names();
+  if (c.at.cols() != domain.dim())
+    throw UserError("the points `at` have " + std::to_string(c.at.cols()) +
+                    " coordinates, the domain has " + std::to_string(domain.dim()) + " (" +
+                    joined(names) + ")");
+  const geometry::Bounds b = domain.bounds();
+  const double tol = 1e-9 * domain.size();
+  for (Eigen::Index i = 0; i < c.at.rows(); ++i) {
+    std::string point;
+    for (Eigen::Index j = 0; j < c.at.cols(); ++j)
+      point += (j ? ", " : "") + geometry::format_number(c.at(i, j));
+    point = "point " + std::to_string(i + 1) + " (" + point + ")";
+    for (Eigen::Index j = 0; j < c.at.cols(); ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      if (!std::isfinite(c.at(i, j))) throw UserError(point + " is not finite");
+      if (c.at(i, j) < b.lo[k] - tol || c.at(i, j) > b.hi[k] + tol)
+        throw UserError(point + " lies outside the domain's bounds: " + names[k] + " must be in [" +
+                        geometry::format_number(b.lo[k]) + ", " + geometry::format_number(b.hi[k]) +
+                        "]");
+    }
+    const double d = domain.signed_distance(geometry::Point(&c.at(i, 0), names.size()));
+    if (d > tol)
+      throw UserError(point + " lies outside " + domain.describe() + " (at distance " +
+                      geometry::format_number(d) + ")");
+  }
+}
+
 Problem::~Problem() = default;
 
 MatrixD Problem::interior_points(std::uint64_t seed) const {
@@ -185,10 +222,22 @@ void Problem::sample_condition(const Condition& c, std::size_t k, std::uint64_t 
   }
   const bool initial = c.kind == Kind::initial_value || c.kind == Kind::initial_rate;
   const std::string on = initial ? "initial" : c.on;
-  const geometry::PointSet s =
-      geometry::sample_boundary(*spec_.domain, n, o,
-                                on.empty() ? geometry::BoundaryPiece::whole()
-                                           : geometry::BoundaryPiece::parse(*spec_.domain, on));
+  geometry::PointSet s;
+  if (c.at.rows() > 0) {  // fixed points: the same at every resampling
+    s.points = c.at;
+    s.normals = spec_.domain->outward_normals(c.at);
+  } else {
+    try {
+      s = geometry::sample_boundary(*spec_.domain, n, o,
+                                    on.empty() ? geometry::BoundaryPiece::whole()
+                                               : geometry::BoundaryPiece::parse(*spec_.domain, on));
+    } catch (const geometry::EmptyPieceError& e) {
+      if (initial) throw;
+      throw UserError(std::string(e.what()) +
+                      "; for a condition at single points (a corner, 'x == 0 and y == 0') give "
+                      "the points as `at: [[x, y], ...]` instead of `on`");
+    }
+  }
   out[points_name(k)] = s.points;
   if (uses_normals(c.kind)) {
     // Normals over the spatial coordinates (time products add a time component: dropped).
@@ -280,6 +329,11 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     } else if (c.points < 1) {
       throw UserError(label + ": points must be positive");
     }
+    if (c.at.rows() > 0) try {
+        check_fixed_points(c, *spec_.domain);
+      } catch (const UserError& e) {
+        throw UserError(label + ": " + e.what());
+      }
     if (c.kind == Kind::periodic) {
       if (ctx.coordinate_index(c.coordinate) < 0)
         throw UserError(label + ": unknown coordinate '" + c.coordinate +

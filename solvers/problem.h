@@ -28,6 +28,9 @@
 //                  coordinate c of an axis-aligned domain: points paired across the two faces
 //   data           u(points) - values                    (inverse problems; no sampling)
 //   residual       any expression = 0 on the piece (e.g. "u_x + u")
+// A condition holds on the piece `on`, sampled with `points` points, or at the fixed points `at`
+// (a piece of measure zero, like the corner "x == 0 and y == 0", cannot be sampled: an error
+// that points at `at`).
 // Trainable constants are Context params: graph params named param_prefix + name, trained with
 // the network (the Objective's parameters include them).
 #pragma once
@@ -72,8 +75,15 @@ struct Condition {
   int points = 256;                // sampled points (periodic: pairs); data: ignored
   double weight = 1.0;             // initial loss weight
   MatrixD data_points, data_values;  // data: [m, coordinates] and [m, 1]
+  // Instead of `on`: fixed points [m, coordinates] (pinning a pressure at a corner), each in the
+  // closed domain; normals (neumann, robin, residual) are the domain's outward_normals there.
+  // Empty (0 rows): sample `on`. dirichlet, neumann, robin and residual take points.
+  MatrixD at;
 };
 Condition::Kind condition_kind_from_name(const std::string& name);  // UserError naming the known
+// UserError unless the condition's fixed points `at` fit: a kind that takes them, no `on` too,
+// one column per coordinate of `domain`, each point finite, in its bounds and in the closed domain.
+void check_fixed_points(const Condition& c, const geometry::Geometry& domain);
 std::string condition_kind_name(Condition::Kind kind);
 
 // A condition built into the field: field = g + D * N with N the network's output for the field,
