@@ -1,5 +1,6 @@
 #include "apps/commands.h"
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -98,6 +99,42 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
   io::write_text_atomically(out, s.str());
 }
 
+// SIGTERM (what SLURM and PBS send before a kill) and SIGINT (Ctrl-C): the first sets the flag
+// the trainer polls after every step, and puts the default action back, so that a second signal
+// (during the final writes, say) ends the process at once.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signo) {
+  g_stop_signal = signo;
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGTERM, &dfl, nullptr);
+  sigaction(SIGINT, &dfl, nullptr);
+}
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// The exit status of a run (apps/README.md lists them).
+int exit_status(solvers::TrainResult::Status status) {
+  using S = solvers::TrainResult::Status;
+  switch (status) {
+    case S::non_finite:
+      return 3;
+    case S::time_limit:
+      return 4;
+    case S::interrupted:
+      return 128 + (g_stop_signal ? static_cast<int>(g_stop_signal) : SIGTERM);
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
 void set_threads(int threads) {
@@ -117,7 +154,9 @@ int run(const RunArgs& a) {
   set_threads(config.threads);
   std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
                config.output.dir.c_str());
-  const io::RunReport r = io::run(config, {.resume = a.resume, .max_steps = a.max_steps});
+  catch_stop_signals();
+  const io::RunReport r =
+      io::run(config, {.resume = a.resume, .max_steps = a.max_steps, .interrupt = &g_stop_signal});
   std::fprintf(stderr, "jetpde: %s\n", r.result.message.c_str());
   const auto& m = r.metrics;
   if (m.count("rel_l2")) {
@@ -131,8 +170,14 @@ int run(const RunArgs& a) {
   for (const auto& [name, value] : r.parameters)
     std::fprintf(stderr, "jetpde: trained %s = %s\n", name.c_str(),
                  nn::detail::short_number(value, 6).c_str());
-  std::fprintf(stderr, "jetpde: %d steps in %s (setup %s, output %s); wrote %s/{", r.result.steps,
-               io::format_duration(r.train_seconds).c_str(),
+  // A resumed run: the whole run's steps and time, then this part's.
+  const std::string part = r.resumed_from < 0
+                               ? ""
+                               : "; this part " + std::to_string(r.part_steps()) + " steps in " +
+                                     io::format_duration(r.train_seconds);
+  std::fprintf(stderr, "jetpde: %d steps in %s (%ssetup %s, output %s); wrote %s/{", r.result.steps,
+               io::format_duration(r.run_train_seconds).c_str(),
+               part.empty() ? "" : (part.substr(2) + ", ").c_str(),
                io::format_duration(r.setup_seconds).c_str(),
                io::format_duration(r.output_seconds).c_str(), r.dir.c_str());
   std::string files;
@@ -147,7 +192,11 @@ int run(const RunArgs& a) {
     files.replace(files.find("fields_0000.vti"), 15, range);
   }
   std::fprintf(stderr, "%s}\n", files.c_str());
-  return r.result.status == solvers::TrainResult::Status::non_finite ? 3 : 0;
+  if (r.result.status == solvers::TrainResult::Status::interrupted ||
+      r.result.status == solvers::TrainResult::Status::time_limit)
+    std::fprintf(stderr, "jetpde: %s at step %d: run it again with --resume to continue\n",
+                 solvers::status_name(r.result.status), r.result.steps);
+  return exit_status(r.result.status);
 }
 
 int eval(const EvalArgs& a) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autodiff/errors.h"
+#include "geometry/sampler.h"
 #include "io/checkpoint.h"
 #include "io/grid_output.h"
 #include "io/progress.h"
@@ -73,21 +74,94 @@ std::function<MatrixD(const MatrixD&)> exact_solution(const RunConfig& c, solver
 
 namespace {
 
-// Points to measure the error at: the reference data, or a fine grid for an exact solution.
+constexpr int kSampledValidationPoints = 100000;  // reference.points: 0 above 3 dimensions
+constexpr Eigen::Index kValidationBlock = 16384;  // points per evaluation (bounds its memory)
+
+// The grid of an exact-solution validation up to 3 dimensions: points per spatial axis, and the
+// time levels (0: no time).
+GridSpec validation_grid(const RunConfig& c, bool has_time) {
+  const int space = c.spec.domain->bounds().dim() - (has_time ? 1 : 0);
+  return {.counts = {space == 1 ? 256 : space == 2 ? 101 : 31}, .time_steps = has_time ? 101 : 0};
+}
+
+// How many points an exact-solution validation uses: reference.points sampled ones, else a grid
+// up to 3 dimensions (time included), kSampledValidationPoints sampled ones above.
+long long validation_point_count(const RunConfig& c) {
+  if (c.reference.points > 0) return c.reference.points;
+  const int dims = c.spec.domain->bounds().dim();
+  if (dims > 3) return kSampledValidationPoints;
+  const bool has_time = c.spec.context.time_index() >= 0;
+  const GridSpec g = validation_grid(c, has_time);
+  long long n = 1;
+  for (int d = 0; d < dims - (has_time ? 1 : 0); ++d) n *= g.counts[0];
+  return has_time ? n * g.time_steps : n;
+}
+
+// The memory this machine has available now, in bytes (0: unknown).
+double available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name, unit;
+  double kb = 0;
+  while (meminfo >> name >> kb >> unit)
+    if (name == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+// Before training: the validation's points, reference values and predictions (8 bytes each) fit
+// in half the memory available, or a UserError says how many points to give.
+void check_validation_size(const RunConfig& c, long long points) {
+  const double available = available_memory();
+  const auto dims = static_cast<double>(c.spec.domain->bounds().dim());
+  const auto fields = static_cast<double>(c.spec.context.field_names().size());
+  const double needed = static_cast<double>(points) * (dims + 3 * fields) * 8;
+  if (available <= 0 || needed <= available / 2) return;
+  const auto gb = [](double bytes) { return nn::detail::short_number(bytes / 1e9, 3) + " GB"; };
+  throw UserError(
+      "reference.points: validating at " + std::to_string(points) + " points needs about " +
+      gb(needed) + " of memory, more than half of the " + gb(available) +
+      " available; give fewer points (reference.points: " +
+      std::to_string(static_cast<long long>(available / 2 / ((dims + 3 * fields) * 8))) +
+      " at most)");
+}
+
+// Points to measure the error at: the reference data, or for an exact solution
+// validation_point_count() points (a grid, or sampled in the domain).
 MatrixD validation_points(const RunConfig& c) {
   if (c.reference.data) return c.reference.data->points;
+  const long long n = validation_point_count(c);
+  check_validation_size(c, n);
   const bool has_time = c.spec.context.time_index() >= 0;
+  if (c.reference.points > 0 || c.spec.domain->bounds().dim() > 3)
+    return geometry::sample_interior(*c.spec.domain, static_cast<std::size_t>(n),
+                                     {.method = geometry::SampleMethod::sobol, .seed = c.seed})
+        .points;
   std::vector<int> dims;
   std::vector<double> times;
-  const int space = c.spec.domain->bounds().dim() - (has_time ? 1 : 0);
-  GridSpec g{.counts = {space == 1 ? 256 : space == 2 ? 101 : 31}, .time_steps = 101};
-  const MatrixD grid = spatial_grid(*c.spec.domain, g, has_time, &dims, &times);
+  const MatrixD grid =
+      spatial_grid(*c.spec.domain, validation_grid(c, has_time), has_time, &dims, &times);
   if (!has_time) return grid;
   MatrixD out(grid.rows() * static_cast<Eigen::Index>(times.size()), grid.cols() + 1);
   for (std::size_t l = 0; l < times.size(); ++l) {
     auto block = out.middleRows(static_cast<Eigen::Index>(l) * grid.rows(), grid.rows());
     block.leftCols(grid.cols()) = grid;
     block.col(grid.cols()).setConstant(times[l]);
+  }
+  return out;
+}
+
+// f over the rows of `points` in blocks of kValidationBlock rows (the last one padded with copies
+// of its first row, so that one compiled program of one size serves every block).
+MatrixD in_blocks(const MatrixD& points, const std::function<MatrixD(const MatrixD&)>& f) {
+  if (points.rows() <= kValidationBlock) return f(points);
+  MatrixD out;
+  MatrixD block(kValidationBlock, points.cols());
+  for (Eigen::Index begin = 0; begin < points.rows(); begin += kValidationBlock) {
+    const Eigen::Index n = std::min(kValidationBlock, points.rows() - begin);
+    block.topRows(n) = points.middleRows(begin, n);
+    for (Eigen::Index i = n; i < kValidationBlock; ++i) block.row(i) = points.row(begin);
+    const MatrixD values = f(block);
+    if (out.size() == 0) out.resize(points.rows(), values.cols());
+    out.middleRows(begin, n) = values.topRows(n);
   }
   return out;
 }
@@ -110,9 +184,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["name"] = c.name;
   j["config"] = c.source;
   const auto& res = r.result;
-  j["status"] = res.status == solvers::TrainResult::Status::finished  ? "finished"
-                : res.status == solvers::TrainResult::Status::stopped ? "stopped"
-                                                                      : "non_finite";
+  j["status"] = solvers::status_name(res.status);
   j["message"] = res.message;
   j["steps"] = res.steps;
   if (r.resumed_from >= 0) j["resumed_from_step"] = r.resumed_from;
@@ -123,11 +195,14 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["losses"] = losses;
   j["metrics"] = r.metrics;
   if (!r.parameters.empty()) j["parameters"] = r.parameters;
-  const double steps_run = res.steps - std::max(0, r.resumed_from);
-  j["seconds"] = {{"setup", r.setup_seconds},
-                  {"train", r.train_seconds},
-                  {"output", r.output_seconds},
-                  {"steps_per_second", r.train_seconds > 0 ? steps_run / r.train_seconds : 0.0}};
+  // This part (the process that wrote the file) and the whole run (resumed parts included).
+  j["seconds"] = {
+      {"setup", r.setup_seconds},
+      {"train", r.train_seconds},
+      {"output", r.output_seconds},
+      {"steps_per_second", r.train_seconds > 0 ? r.part_steps() / r.train_seconds : 0.0}};
+  j["this_part"] = {{"steps", r.part_steps()}, {"train_seconds", r.train_seconds}};
+  j["whole_run"] = {{"steps", res.steps}, {"train_seconds", r.run_train_seconds}};
   j["backend"] = compiler::backend_name(p.objective().executable().backend());
   j["precision"] = c.resolved["precision"].as<std::string>();
   j["files"] = r.files;
@@ -145,10 +220,12 @@ std::vector<std::string> attach_validation(const RunConfig& c, solvers::Problem&
   std::vector<Eigen::Index> columns;
   for (const std::string& f : fields) columns.push_back(c.spec.context.field_index(f));
   const MatrixD points = validation_points(c);
-  const MatrixD values = c.reference.data ? c.reference.data->values : exact(points);
+  const MatrixD values = c.reference.data ? c.reference.data->values : in_blocks(points, exact);
   trainer.validate_every(c.reference.every > 0 ? c.reference.every : total + 1,
                          [&problem, fields, columns, points, values](const Eigen::VectorXd& th) {
-                           const MatrixD u = problem.evaluate(th, points);
+                           const MatrixD u = in_blocks(points, [&](const MatrixD& block) {
+                             return problem.evaluate(th, block);
+                           });
                            MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
                            for (std::size_t f = 0; f < columns.size(); ++f)
                              picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);
@@ -239,7 +316,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   const std::vector<std::string> metric_names =
       attach_validation(c, problem, exact, total, trainer);
   const auto& slots = problem.objective().slot_names();
-  Progress progress(Progress::mode_from_name(c.output.progress, o.log), total,
+  Progress progress(Progress::mode_from_name(c.output.progress, o.log), stages,
                     c.output.progress_every, slots, o.log);
   HistoryWriter history(c.output.dir + "/history.csv", slots, metric_names, c.output.history_every,
                         resume ? resume->state.step : -1);
@@ -254,10 +331,15 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
                              write_checkpoint(checkpoint_path, {state, config_text, c.seed});
                            });
   report.setup_seconds = now() - t0;
+  // The time budget counts from the start of the run (setup included): a batch job's limit does.
+  trainer.stop_when({.interrupt = o.interrupt,
+                     .max_seconds = c.max_time > 0 ? std::max(1e-9, c.max_time - (now() - t0)) : 0,
+                     .target_error = c.target_error});
   const double t1 = now();
   report.result = trainer.train(theta, resume ? &resume->state : nullptr);
   progress.finish();
   report.train_seconds = now() - t1;
+  report.run_train_seconds = report.result.run_seconds;
   report.metrics = report.result.metrics;
   for (const equations::Symbol* s : c.spec.context.symbols(equations::SymbolKind::param))
     report.parameters[s->name] = problem.param(theta, s->name);

@@ -201,6 +201,143 @@ TEST_F(Cli, KillNineThenResumeGivesTheSameParameters) {
   expect_no_temporaries();
 }
 
+// Starts `jetpde run cfg --progress none` (SIGINT and SIGTERM at their default actions, whatever
+// this process has), waits until its checkpoint is past `step`, sends `signo`, and returns the
+// wait status.
+int run_and_signal(const std::string& cfg, const std::string& checkpoint, int step, int signo) {
+  std::vector<std::string> args{JETPDE_BINARY, "run", cfg, "--progress", "none"};
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  const int spawned = posix_spawn(&pid, JETPDE_BINARY, nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (spawned != 0) return -1;
+  for (int i = 0, at = 0; i < 60000 && at < step; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (fs::exists(checkpoint))
+      at = static_cast<int>(io::read_int_dataset(checkpoint, "step").at(0));
+  }
+  ::kill(pid, signo);
+  int status;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+std::string read_text(const std::string& path) {
+  std::stringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+// SIGTERM (a batch system's warning before its kill) and SIGINT (Ctrl-C): the step ends, then
+// the checkpoint, the fields and summary.json (status "interrupted") are written and the exit
+// status is 128 + the signal; --resume ends with the uninterrupted run's parameters, bit for bit.
+TEST_F(Cli, SigtermAndSigintStopCleanlyAndResumeGivesTheSameParameters) {
+  const std::string full = (dir_ / "full").string();
+  const Output a = jetpde("run " + write("full.yaml", poisson(4000, full)));
+  ASSERT_EQ(a.status, 0) << a.text;
+  const io::Checkpoint ca = io::read_checkpoint(full + "/checkpoint.h5");
+  for (const int signo : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    const std::string out = (dir_ / ("signal" + std::to_string(signo))).string();
+    const std::string cfg = write("signal.yaml", poisson(4000, out));
+    const int status = run_and_signal(cfg, out + "/checkpoint.h5", 100, signo);
+    ASSERT_TRUE(WIFEXITED(status)) << "the run was killed by the signal instead of stopping";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signo);
+    const std::string summary = read_text(out + "/summary.json");
+    EXPECT_NE(summary.find("\"status\": \"interrupted\""), std::string::npos) << summary;
+    for (const char* f : {"fields.vti", "fields.h5", "history.csv"})
+      EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+    const io::Checkpoint stopped = io::read_checkpoint(out + "/checkpoint.h5");
+    EXPECT_GE(stopped.state.step, 100);
+    EXPECT_NE(summary.find("\"steps\": " + std::to_string(stopped.state.step)),
+              std::string::npos)
+        << summary;  // the checkpoint is the step the run stopped at, not an earlier one
+    const Output b = jetpde("run " + cfg + " --resume");
+    ASSERT_EQ(b.status, 0) << b.text;
+    const io::Checkpoint cb = io::read_checkpoint(out + "/checkpoint.h5");
+    EXPECT_EQ(ca.state.step, cb.state.step);
+    EXPECT_TRUE(ca.state.theta == cb.state.theta)
+        << "stopped at step " << stopped.state.step << ": max difference "
+        << (ca.state.theta - cb.state.theta).cwiseAbs().maxCoeff();
+    // Both parts' steps and times: the whole run's training time is the sum of the two.
+    const std::string resumed = read_text(out + "/summary.json");
+    EXPECT_NE(resumed.find("\"this_part\": {\n    \"steps\": " +
+                           std::to_string(cb.state.step - stopped.state.step)),
+              std::string::npos)
+        << resumed;
+    EXPECT_NE(resumed.find("\"whole_run\": {\n    \"steps\": " + std::to_string(cb.state.step)),
+              std::string::npos)
+        << resumed;
+    EXPECT_GT(cb.state.seconds, stopped.state.seconds);
+    EXPECT_NE(b.text.find(" steps in "), std::string::npos);
+    EXPECT_NE(b.text.find("(this part " + std::to_string(cb.state.step - stopped.state.step) +
+                          " steps in "),
+              std::string::npos)
+        << b.text;
+  }
+  expect_no_temporaries();
+}
+
+// training.max_time: a budget far shorter than the stages stops after a step with everything
+// written (status time_limit, exit status 4); training.target_error: the run stops at the first
+// validation below the target.
+TEST_F(Cli, TimeBudgetAndTargetErrorStopEarly) {
+  const std::string out = (dir_ / "budget").string();
+  Output r =
+      jetpde("run " + write("budget.yaml", poisson(1000000, out)) + " --set training.max_time=3");
+  EXPECT_EQ(r.status, 4) << r.text;
+  EXPECT_NE(r.text.find("the time budget is spent after step "), std::string::npos) << r.text;
+  const io::Checkpoint stopped = io::read_checkpoint(out + "/checkpoint.h5");
+  EXPECT_GT(stopped.state.step, 0);
+  EXPECT_LT(stopped.state.step, 1000000);
+  EXPECT_NE(read_text(out + "/summary.json").find("\"status\": \"time_limit\""), std::string::npos);
+  EXPECT_TRUE(fs::exists(out + "/fields.h5"));
+
+  const std::string target = (dir_ / "target").string();
+  r = jetpde("run " + write("target.yaml", poisson(4000, target)) +
+             " --set training.target_error=0.02 --set reference.every=20");
+  EXPECT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("rel_l2 "), std::string::npos);
+  EXPECT_NE(r.text.find(" is below the target 0.02 at step "), std::string::npos) << r.text;
+  EXPECT_NE(read_text(target + "/summary.json").find("\"status\": \"target_reached\""),
+            std::string::npos);
+  // history.csv: every validation before the last is at or above the target, the last below.
+  std::ifstream history(target + "/history.csv");
+  std::string line;
+  std::getline(history, line);
+  std::vector<double> errors;
+  int last_step = 0;
+  while (std::getline(history, line)) {
+    last_step = std::stoi(line.substr(0, line.find(',')));
+    const std::string tail = line.substr(line.rfind(',') + 1);  // columns ..., rel_l2, max_abs
+    const std::size_t rel = line.rfind(',', line.rfind(',') - 1);
+    const std::string rel_l2 = line.substr(rel + 1, line.rfind(',') - rel - 1);
+    if (!tail.empty()) errors.push_back(std::stod(rel_l2));
+  }
+  ASSERT_GE(errors.size(), 2u);
+  for (std::size_t k = 0; k + 1 < errors.size(); ++k) EXPECT_GE(errors[k], 0.02) << k;
+  EXPECT_LT(errors.back(), 0.02);
+  EXPECT_EQ(io::read_checkpoint(target + "/checkpoint.h5").state.step, last_step);
+  EXPECT_EQ(last_step % 20, 0);
+  // A target without a validation during training is refused before anything runs.
+  r = jetpde("run " + write("no_every.yaml", poisson(10, (dir_ / "x").string())) +
+             " --set training.target_error=0.02");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.text.find("training.target_error: needs reference.every > 0"), std::string::npos)
+      << r.text;
+}
+
 TEST_F(Cli, BadInputGivesAMessageAndWritesNothing) {
   const std::string out = (dir_ / "run").string();
   // Malformed YAML.
