@@ -199,8 +199,25 @@ int run(const RunArgs& a) {
   return exit_status(r.result.status);
 }
 
+namespace {
+
+io::LoadedRun load(const std::string& dir, const LoadArgs& a) {
+  std::vector<std::string> overrides = a.overrides;
+  if (!a.precision.empty()) overrides.push_back("precision=" + a.precision);
+  return io::load_run(dir, overrides);
+}
+
+// "in fp64 (trained in fp32)", or "in fp32" when they are the same.
+std::string precision_note(const io::LoadedRun& run) {
+  const std::string used = run.config.resolved["precision"].as<std::string>();
+  return "in " + used +
+         (used == run.trained_precision ? "" : " (trained in " + run.trained_precision + ")");
+}
+
+}  // namespace
+
 int eval(const EvalArgs& a) {
-  io::LoadedRun run = io::load_run(a.run_dir);
+  io::LoadedRun run = load(a.run_dir, a.load);
   set_threads(run.config.threads);
   const std::vector<std::string>& coords = run.config.spec.domain->coordinate_names();
   const MatrixD points = read_points(a.points, coords);
@@ -208,11 +225,16 @@ int eval(const EvalArgs& a) {
       a.fields.empty() ? run.config.spec.context.field_names() : a.fields;
   const MatrixD values = run.problem->evaluate_expressions(run.theta, points, names);
   write_eval(a.output, points, values, coords, names);
+  std::fflush(stdout);
+  std::string what;
+  for (const std::string& n : names) what += (what.empty() ? "" : ", ") + n;
+  std::fprintf(stderr, "jetpde: step %d of %s: %s at %lld points %s\n", run.step, a.run_dir.c_str(),
+               what.c_str(), static_cast<long long>(points.rows()), precision_note(run).c_str());
   return 0;
 }
 
 int export_fields(const ExportArgs& a) {
-  io::LoadedRun run = io::load_run(a.run_dir);
+  io::LoadedRun run = load(a.run_dir, a.load);
   set_threads(run.config.threads);
   const std::string dir = a.output.empty() ? a.run_dir : a.output;
   std::error_code ec;
@@ -229,7 +251,7 @@ int export_fields(const ExportArgs& a) {
        .exact = io::exact_solution(run.config, *run.problem)});
   std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
   for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
-  std::fprintf(stderr, " in %s\n", dir.c_str());
+  std::fprintf(stderr, " in %s, %s\n", dir.c_str(), precision_note(run).c_str());
   return 0;
 }
 

@@ -194,6 +194,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   for (std::size_t s = 0; s < names.size(); ++s) losses[names[s]] = p.objective().slot_losses()[s];
   j["losses"] = losses;
   j["metrics"] = r.metrics;
+  if (r.validation_points > 0) j["validation_points"] = r.validation_points;
   if (!r.parameters.empty()) j["parameters"] = r.parameters;
   // This part (the process that wrote the file) and the whole run (resumed parts included).
   j["seconds"] = {
@@ -213,13 +214,15 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
 // metrics of the compared fields. Returns the metric names (history.csv's columns).
 std::vector<std::string> attach_validation(const RunConfig& c, solvers::Problem& problem,
                                            const std::function<MatrixD(const MatrixD&)>& exact,
-                                           int total, solvers::Trainer& trainer) {
+                                           int total, solvers::Trainer& trainer,
+                                           long long& point_count) {
   if (!c.reference.any()) return {};
   const std::vector<std::string> fields =
       c.reference.data ? c.reference.data->fields : c.spec.context.field_names();
   std::vector<Eigen::Index> columns;
   for (const std::string& f : fields) columns.push_back(c.spec.context.field_index(f));
   const MatrixD points = validation_points(c);
+  point_count = points.rows();
   const MatrixD values = c.reference.data ? c.reference.data->values : in_blocks(points, exact);
   trainer.validate_every(c.reference.every > 0 ? c.reference.every : total + 1,
                          [&problem, fields, columns, points, values](const Eigen::VectorXd& th) {
@@ -314,7 +317,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
     });
   const auto exact = exact_solution(c, problem);
   const std::vector<std::string> metric_names =
-      attach_validation(c, problem, exact, total, trainer);
+      attach_validation(c, problem, exact, total, trainer, report.validation_points);
   const auto& slots = problem.objective().slot_names();
   Progress progress(Progress::mode_from_name(c.output.progress, o.log), stages,
                     c.output.progress_every, slots, o.log);
@@ -361,13 +364,14 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   return report;
 }
 
-LoadedRun load_run(const std::string& dir) {
+LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides) {
   const std::string config = dir + "/config.yaml", checkpoint = dir + "/checkpoint.h5";
   for (const std::string& f : {config, checkpoint})
     if (!fs::exists(f))
       throw UserError("'" + dir + "' is not a run folder: no " + fs::path(f).filename().string());
   LoadedRun run;
-  run.config = load_run_config(config);
+  run.trained_precision = load_run_config(config).resolved["precision"].as<std::string>();
+  run.config = load_run_config(config, overrides);
   // Relative data paths in config.yaml were resolved against the original config's folder.
   solvers::ProblemSpec spec = run.config.spec;
   choose_device(run.config, spec, stderr);

@@ -44,6 +44,7 @@ struct RunReport {
   std::string dir;
   solvers::TrainResult result;
   std::map<std::string, double> metrics;     // against the reference, at the end
+  long long validation_points = 0;           // the points they are measured at
   std::map<std::string, double> parameters;  // trained constants, by name
   std::vector<std::string> files;            // written into dir
   double setup_seconds = 0, train_seconds = 0, output_seconds = 0;  // this part
@@ -57,14 +58,17 @@ struct RunReport {
 // memory available (reference.points).
 RunReport run(const RunConfig& config, const RunOptions& options = {});
 
-// The problem and trained parameters of a finished (or checkpointed) run folder.
+// The problem and trained parameters of a finished (or checkpointed) run folder, its resolved
+// config (config.yaml) with `overrides` (KEY.PATH=VALUE, as `--set`: precision=fp64 evaluates an
+// fp32 run in fp64) applied.
 struct LoadedRun {
   RunConfig config;
+  std::string trained_precision;  // config.yaml's, before the overrides
   std::unique_ptr<solvers::Problem> problem;
   Eigen::VectorXd theta;
   int step = 0;
 };
-LoadedRun load_run(const std::string& dir);
+LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides = {});
 
 // The exact solution the config names (reference.exact or reference.expressions) at points
 // [n, coordinates] -> [n, fields]; empty when it names none. Holds references to both arguments.

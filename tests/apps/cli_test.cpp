@@ -140,6 +140,23 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   ASSERT_EQ(x2.status, 0) << x2.text;
   EXPECT_TRUE(io::has_dataset((dir_ / "exported/fields.h5").string(), "u_xx"));
   EXPECT_TRUE(io::has_dataset((dir_ / "exported/fields.h5").string(), "u_exact"));
+  // The fp32 run evaluated in fp64 (--precision, or --set precision=...): it says so, and the
+  // values agree with fp32's to fp32's accuracy.
+  const Output e64 = jetpde("eval " + out + " --points " + points + " --precision fp64");
+  ASSERT_EQ(e64.status, 0) << e64.text;
+  EXPECT_NE(e64.text.find("u at 3 points in fp64 (trained in fp32)"), std::string::npos)
+      << e64.text;
+  std::stringstream lines64(e64.text);
+  std::getline(lines64, line);
+  std::getline(lines64, line);
+  double u64;
+  std::stringstream(line) >> x >> c1 >> u64;
+  EXPECT_NEAR(u64, u, 1e-5) << line;
+  EXPECT_NE(u64, u) << "the same digits: was it evaluated in fp32 again?";
+  const Output x64 = jetpde("export " + out + " --output " + (dir_ / "exported64").string() +
+                            " --grid 11 --set precision=fp64");
+  ASSERT_EQ(x64.status, 0) << x64.text;
+  EXPECT_NE(x64.text.find(", in fp64 (trained in fp32)"), std::string::npos) << x64.text;
   expect_no_temporaries();
 }
 
@@ -336,6 +353,44 @@ TEST_F(Cli, TimeBudgetAndTargetErrorStopEarly) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.text.find("training.target_error: needs reference.every > 0"), std::string::npos)
       << r.text;
+}
+
+// Above 3-D the validation points are sampled (reference.points, default 100000) instead of a
+// 31-per-axis grid (28.6 M points in 5-D), and a count too large for the memory is refused
+// before training.
+TEST_F(Cli, ValidationAbove3dIsSampledAndItsSizeChecked) {
+  const std::string out = (dir_ / "five").string();
+  const std::string cfg =
+      write("five.yaml",
+            "geometry: {type: hypercube, min: [0, 0, 0, 0, 0], max: [1, 1, 1, 1, 1]}\n"
+            "equations:\n  - expression: laplacian(u)\n"
+            "conditions:\n  - {kind: dirichlet, value: x1, points: 64}\n"
+            "network: {hidden: [8]}\nsampling: {interior_points: 64}\n"
+            "training: {stages: [{steps: 2}]}\nreference: {expressions: {u: x1}}\n"
+            "output: {dir: " +
+                out + ", grid: [3], progress: none}\n");
+  Output r = jetpde("run " + cfg);
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(read_text(out + "/summary.json").find("\"validation_points\": 100000"),
+            std::string::npos)
+      << read_text(out + "/summary.json");
+  r = jetpde("run " + cfg + " --set reference.points=500");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(read_text(out + "/summary.json").find("\"validation_points\": 500"), std::string::npos);
+  // 2^31 - 1 points of 5 coordinates and one field: 137 GB.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name, unit;
+  double kb = 0;
+  while (meminfo >> name >> kb >> unit && name != "MemAvailable:") {
+  }
+  if (name != "MemAvailable:" || kb * 1024 > 2.5e11) GTEST_SKIP() << "too much memory to test";
+  r = jetpde("run " + cfg + " --set reference.points=2147483647");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("jetpde: error: reference.points: validating at 2147483647 points needs "
+                        "about 137 GB of memory, more than half of the "),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("give fewer points (reference.points: "), std::string::npos) << r.text;
 }
 
 TEST_F(Cli, BadInputGivesAMessageAndWritesNothing) {
