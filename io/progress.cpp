@@ -103,8 +103,9 @@ std::vector<std::string> Progress::describe(const solvers::StepInfo& info) {
       stage_end_step_ += stages_[stage_].steps;
       if (info.step <= stage_end_step_ || stage_ + 1 == stages_.size()) break;
     }
-  } else if (info.stage != stage_name_ || info.step > stage_end_step_) {
-    stage_ = std::min(stage_ + 1, stages_.size() - 1);
+  } else if (stage_ + 1 < stages_.size() &&
+             (info.stage != stage_name_ || info.step > stage_end_step_)) {
+    ++stage_;
     stage_end_step_ = previous_step_ + stages_[stage_].steps;
     stage_begin_step_ = previous_step_;
     stage_begin_seconds_ = previous_seconds_;
