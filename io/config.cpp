@@ -579,6 +579,13 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
   ref.points = n["points"].as<int>();
   if (ref.points < 0) r.fail(n["points"], "reference.points", "must not be negative");
+  if (n["metrics"])
+    for (const auto& item : n["metrics"]) {
+      const std::string name = item.first.as<std::string>();
+      ref.metrics[name] = item.second.as<std::string>();
+      r.at(item.second, "reference.metrics." + name,
+           [&] { equations::parse(ref.metrics[name], run.spec.context); });
+    }
   if (n["data"]) {
     ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
                          run.spec.context.field_names());

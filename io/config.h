@@ -43,7 +43,8 @@ struct Reference {
   std::map<std::string, std::string> expressions;  // field -> exact solution
   std::optional<PointData> data;
   int every = 0;
-  int points = 0;  // validation points (0: automatic)
+  int points = 0;                              // validation points (0: automatic)
+  std::map<std::string, std::string> metrics;  // name -> expression of the fields
   bool any() const { return exact != "none" || !expressions.empty() || data.has_value(); }
 };
 

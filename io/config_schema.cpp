@@ -238,7 +238,13 @@ Ptr build_schema() {
                   "Validation points for an exact solution: this many, sampled in the domain "
                   "(sobol, seeded by `seed`); 0: a grid up to 3 dimensions (256, 101x101 or "
                   "31x31x31 points, times 101 time levels), 100000 sampled points above. Checked "
-                  "against the memory available before training.")}),
+                  "against the memory available before training."),
+              key("metrics", T::table, "",
+                  "Name -> an expression of the fields, coordinates and constants "
+                  "(`sqrt(u^2 + v^2)`, `v_x - u_y`): its NAME_rel_l2 and NAME_max_abs against "
+                  "the same expression of the reference (an exact solution given as expressions: "
+                  "derivatives included; data or a built-in one: values only), in history.csv and "
+                  "summary.json.")}),
        group(
            "output", T::object, "What the run writes.",
            {key("dir", T::string, "",

@@ -149,21 +149,32 @@ MatrixD validation_points(const RunConfig& c) {
   return out;
 }
 
-// f over the rows of `points` in blocks of kValidationBlock rows (the last one padded with copies
-// of its first row, so that one compiled program of one size serves every block).
-MatrixD in_blocks(const MatrixD& points, const std::function<MatrixD(const MatrixD&)>& f) {
-  if (points.rows() <= kValidationBlock) return f(points);
+// f over the rows of `points` (and of `rows`, the same count, when given) in blocks of
+// kValidationBlock rows, the last one padded with copies of its first row so that one compiled
+// program of one size serves every block.
+MatrixD in_blocks(const MatrixD& points, const MatrixD& rows,
+                  const std::function<MatrixD(const MatrixD&, const MatrixD&)>& f) {
+  if (points.rows() <= kValidationBlock) return f(points, rows);
+  const auto block_of = [](const MatrixD& m, Eigen::Index begin, Eigen::Index n) {
+    MatrixD block(kValidationBlock, m.cols());
+    block.topRows(n) = m.middleRows(begin, n);
+    for (Eigen::Index i = n; i < kValidationBlock; ++i) block.row(i) = m.row(begin);
+    return block;
+  };
   MatrixD out;
-  MatrixD block(kValidationBlock, points.cols());
   for (Eigen::Index begin = 0; begin < points.rows(); begin += kValidationBlock) {
     const Eigen::Index n = std::min(kValidationBlock, points.rows() - begin);
-    block.topRows(n) = points.middleRows(begin, n);
-    for (Eigen::Index i = n; i < kValidationBlock; ++i) block.row(i) = points.row(begin);
-    const MatrixD values = f(block);
+    const MatrixD values =
+        f(block_of(points, begin, n), rows.size() ? block_of(rows, begin, n) : MatrixD());
     if (out.size() == 0) out.resize(points.rows(), values.cols());
     out.middleRows(begin, n) = values.topRows(n);
   }
   return out;
+}
+
+MatrixD in_blocks(const MatrixD& points, const std::function<MatrixD(const MatrixD&)>& f) {
+  return in_blocks(points, MatrixD(),
+                   [&](const MatrixD& block, const MatrixD&) { return f(block); });
 }
 
 solvers::Metrics error_metrics_per_field(const MatrixD& u, const MatrixD& ref,
@@ -210,8 +221,61 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   write_text_atomically(path, j.dump(2) + "\n");
 }
 
+// Derived metrics (reference.metrics): each expression of the network's fields against the same
+// expression of the reference, NAME_rel_l2 and NAME_max_abs. The reference side once, before
+// training: an exact solution given as expressions is substituted (derivatives included), else
+// the reference values at the points are (values only).
+struct DerivedMetrics {
+  std::vector<std::string> names, texts;
+  MatrixD reference;  // [points, metrics]
+
+  DerivedMetrics(const RunConfig& c, solvers::Problem& problem, const MatrixD& points,
+                 const std::vector<std::string>& fields, const MatrixD& values) {
+    if (c.reference.metrics.empty()) return;
+    for (const auto& [name, text] : c.reference.metrics) {
+      names.push_back(name);
+      texts.push_back(text);
+    }
+    std::map<std::string, Eigen::Index> columns;
+    for (std::size_t f = 0; f < fields.size(); ++f)
+      columns[fields[f]] = static_cast<Eigen::Index>(f);
+    const bool substitute = c.reference.exact == "none" && !c.reference.data;
+    const Eigen::VectorXd theta = problem.initial_theta(c.seed);
+    std::size_t k = 0;
+    try {
+      MatrixD ref(points.rows(), static_cast<Eigen::Index>(texts.size()));
+      for (k = 0; k < texts.size(); ++k)
+        ref.col(static_cast<Eigen::Index>(k)) =
+            in_blocks(points, values, [&](const MatrixD& block, const MatrixD& given) {
+              return substitute ? problem.evaluate_expressions_given(
+                                      theta, block, {texts[k]}, c.reference.expressions, {}, {})
+                                : problem.evaluate_expressions_given(theta, block, {texts[k]}, {},
+                                                                     columns, given);
+            });
+      reference = ref;
+    } catch (const UserError& e) {
+      throw UserError("reference.metrics." + names[k] + ": " + e.what());
+    }
+  }
+
+  void add(solvers::Problem& problem, const Eigen::VectorXd& theta, const MatrixD& points,
+           solvers::Metrics& m) const {
+    if (names.empty()) return;
+    const MatrixD u = in_blocks(points, [&](const MatrixD& block) {
+      return problem.evaluate_expressions(theta, block, texts);
+    });
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      const auto col = static_cast<Eigen::Index>(k);
+      const solvers::Metrics one = solvers::error_metrics(u.col(col), reference.col(col));
+      m[names[k] + "_rel_l2"] = one.at("rel_l2");
+      m[names[k] + "_max_abs"] = one.at("max_abs");
+    }
+  }
+};
+
 // Validation against the reference every reference.every steps (else at the end): the error
-// metrics of the compared fields. Returns the metric names (history.csv's columns).
+// metrics of the compared fields and the derived metrics. Returns the metric names
+// (history.csv's columns).
 std::vector<std::string> attach_validation(const RunConfig& c, solvers::Problem& problem,
                                            const std::function<MatrixD(const MatrixD&)>& exact,
                                            int total, solvers::Trainer& trainer,
@@ -224,19 +288,26 @@ std::vector<std::string> attach_validation(const RunConfig& c, solvers::Problem&
   const MatrixD points = validation_points(c);
   point_count = points.rows();
   const MatrixD values = c.reference.data ? c.reference.data->values : in_blocks(points, exact);
-  trainer.validate_every(c.reference.every > 0 ? c.reference.every : total + 1,
-                         [&problem, fields, columns, points, values](const Eigen::VectorXd& th) {
-                           const MatrixD u = in_blocks(points, [&](const MatrixD& block) {
-                             return problem.evaluate(th, block);
-                           });
-                           MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
-                           for (std::size_t f = 0; f < columns.size(); ++f)
-                             picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);
-                           return error_metrics_per_field(picked, values, fields);
-                         });
+  auto derived = std::make_shared<const DerivedMetrics>(c, problem, points, fields, values);
+  trainer.validate_every(
+      c.reference.every > 0 ? c.reference.every : total + 1,
+      [&problem, fields, columns, points, values, derived](const Eigen::VectorXd& th) {
+        const MatrixD u =
+            in_blocks(points, [&](const MatrixD& block) { return problem.evaluate(th, block); });
+        MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
+        for (std::size_t f = 0; f < columns.size(); ++f)
+          picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);
+        solvers::Metrics m = error_metrics_per_field(picked, values, fields);
+        derived->add(problem, th, points, m);
+        return m;
+      });
   std::vector<std::string> names{"rel_l2", "max_abs"};
   if (fields.size() > 1)
     for (const auto& f : fields) names.push_back("rel_l2_" + f);
+  for (const std::string& n : derived->names) {
+    names.push_back(n + "_rel_l2");
+    names.push_back(n + "_max_abs");
+  }
   return names;
 }
 

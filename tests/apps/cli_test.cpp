@@ -393,6 +393,51 @@ TEST_F(Cli, ValidationAbove3dIsSampledAndItsSizeChecked) {
   EXPECT_NE(r.text.find("give fewer points (reference.points: "), std::string::npos) << r.text;
 }
 
+double json_number(const std::string& json, const std::string& key) {
+  const std::size_t at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(json.substr(at + key.size() + 4));
+}
+
+// reference.metrics: expressions of the fields against the same expression of the reference. An
+// exact solution given as expressions is substituted, derivatives included; reference data has
+// values only, so a derivative of it is refused before training.
+TEST_F(Cli, MetricsOfExpressionsOfTheFields) {
+  const std::string out = (dir_ / "metrics").string();
+  const Output r = jetpde("run " + write("m.yaml", poisson(300, out,
+                                                           "  expressions: {u: sin(pi*x)}\n"
+                                                           "  metrics: {same: u, slope: u_x, "
+                                                           "twice: 2*abs(u) + x}\n")));
+  ASSERT_EQ(r.status, 0) << r.text;
+  const std::string summary = read_text(out + "/summary.json");
+  const double rel_l2 = json_number(summary, "rel_l2");
+  EXPECT_NEAR(json_number(summary, "same_rel_l2"), rel_l2, 1e-6 * rel_l2 + 1e-12) << summary;
+  EXPECT_NEAR(json_number(summary, "same_max_abs"), json_number(summary, "max_abs"), 1e-9);
+  // twice = 2|u| + x: its largest error is twice u's (u >= 0 on [0, 1]).
+  EXPECT_NEAR(json_number(summary, "twice_max_abs"), 2 * json_number(summary, "max_abs"), 1e-6);
+  // u_x against pi cos(pi x): small after training (a zero or missing derivative would be 1).
+  EXPECT_LT(json_number(summary, "slope_rel_l2"), 0.05) << summary;
+  std::ifstream history(out + "/history.csv");
+  std::string header;
+  std::getline(history, header);
+  EXPECT_NE(header.find(",same_rel_l2,same_max_abs,slope_rel_l2,slope_max_abs,twice_rel_l2"),
+            std::string::npos)
+      << header;
+  // Reference data: values only.
+  const std::string data = write("ref.csv", "x,u\n0.25,0.7071\n0.5,1\n0.75,0.7071\n");
+  const std::string cfg = write(
+      "d.yaml", poisson(10, (dir_ / "d").string(),
+                        "  data: {file: " + data + "}\n  metrics: {slope: u_x, speed: abs(u)}\n"));
+  Output d = jetpde("run " + cfg);
+  EXPECT_EQ(d.status, 1);
+  EXPECT_NE(d.text.find("jetpde: error: reference.metrics.slope: 'u_x': a derivative of 'u', "
+                        "which the reference gives as values only"),
+            std::string::npos)
+      << d.text;
+  d = jetpde("run " + cfg + " --set 'reference.metrics={speed: abs(u)}'");
+  EXPECT_EQ(d.status, 0) << d.text;
+}
+
 TEST_F(Cli, BadInputGivesAMessageAndWritesNothing) {
   const std::string out = (dir_ / "run").string();
   // Malformed YAML.
