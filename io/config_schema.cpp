@@ -256,7 +256,8 @@ Ptr build_schema() {
                    "auto: one updating line on a terminal, plain lines otherwise."),
             key("progress_every", T::integer, "100", "Steps between plain progress lines."),
             key("grid", T::integers, "[101]",
-                "Points per spatial axis of the output grid (one value: every axis)."),
+                "Points per spatial axis of the output grid (one value: every axis); its size "
+                "is checked against the memory available before training."),
             key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
             key("quantities", T::strings, "[]",
                 "Extra expressions on the grid: derivatives (`u_x`), anything else."),

@@ -107,21 +107,38 @@ double available_memory() {
   return 0;
 }
 
-// Before training: the validation's points, reference values and predictions (8 bytes each) fit
-// in half the memory available, or a UserError says how many points to give.
-void check_validation_size(const RunConfig& c, long long points) {
+// Before training: `points` points of `per_point` values (8 bytes each) fit in half the memory
+// available, or a UserError under `key` says how many points fit.
+void check_memory(const std::string& key, const std::string& what, long long points,
+                  double per_point, const std::string& advice) {
   const double available = available_memory();
-  const auto dims = static_cast<double>(c.spec.domain->bounds().dim());
-  const auto fields = static_cast<double>(c.spec.context.field_names().size());
-  const double needed = static_cast<double>(points) * (dims + 3 * fields) * 8;
+  const double needed = static_cast<double>(points) * per_point * 8;
   if (available <= 0 || needed <= available / 2) return;
   const auto gb = [](double bytes) { return nn::detail::short_number(bytes / 1e9, 3) + " GB"; };
-  throw UserError(
-      "reference.points: validating at " + std::to_string(points) + " points needs about " +
-      gb(needed) + " of memory, more than half of the " + gb(available) +
-      " available; give fewer points (reference.points: " +
-      std::to_string(static_cast<long long>(available / 2 / ((dims + 3 * fields) * 8))) +
-      " at most)");
+  const auto fit = static_cast<long long>(available / 2 / (per_point * 8));
+  throw UserError(key + ": " + what + " at " + std::to_string(points) + " points needs about " +
+                  gb(needed) + " of memory, more than half of the " + gb(available) +
+                  " available; " + advice + " (" + std::to_string(fit) + " points fit)");
+}
+
+void check_validation_size(const RunConfig& c, long long points) {
+  const auto dims = static_cast<double>(c.spec.domain->bounds().dim());
+  const auto fields = static_cast<double>(c.spec.context.field_names().size());
+  check_memory("reference.points", "validating", points, dims + 3 * fields,
+               "give fewer points (reference.points)");
+}
+
+// The output grid: its coordinates, the fields (and their exact values and errors), the
+// quantities and residuals per point.
+void check_output_size(const RunConfig& c) {
+  const bool has_time = c.spec.context.time_index() >= 0;
+  const long long points =
+      grid_point_count(*c.spec.domain, {c.output.grid, c.output.time_steps}, has_time);
+  const auto per_point =
+      static_cast<double>(c.spec.domain->bounds().dim() + 3 * c.spec.context.field_names().size() +
+                          c.output.quantities.size() + c.spec.equations.size());
+  check_memory("output.grid", "the fields on the output grid", points, per_point,
+               "give fewer points per axis (output.grid, output.time_steps)");
 }
 
 // Points to measure the error at: the reference data, or for an exact solution
@@ -352,6 +369,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   const double t0 = now();
   RunReport report;
   report.dir = c.output.dir;
+  check_output_size(c);
   prepare_folder(c.output.dir);
   const std::string config_text = dump(c.resolved);
   const std::string checkpoint_path = c.output.dir + "/checkpoint.h5";

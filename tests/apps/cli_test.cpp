@@ -390,7 +390,16 @@ TEST_F(Cli, ValidationAbove3dIsSampledAndItsSizeChecked) {
                         "about 137 GB of memory, more than half of the "),
             std::string::npos)
       << r.text;
-  EXPECT_NE(r.text.find("give fewer points (reference.points: "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("give fewer points (reference.points) ("), std::string::npos) << r.text;
+  // The output grid, 101 points per axis in 5-D (1e10 points), is refused before anything runs.
+  fs::remove_all(out);
+  r = jetpde("run " + cfg + " --set output.grid=[101]");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("jetpde: error: output.grid: the fields on the output grid at "
+                        "10510100501 points needs about "),
+            std::string::npos)
+      << r.text;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 double json_number(const std::string& json, const std::string& key) {
