@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autodiff/errors.h"
+#include "equations/analysis.h"
 #include "geometry/sampler.h"
 #include "io/checkpoint.h"
 #include "io/grid_output.h"
@@ -252,6 +253,12 @@ struct DerivedMetrics {
     for (const auto& [name, text] : c.reference.metrics) {
       names.push_back(name);
       texts.push_back(text);
+      // The reference side has no value for a trainable constant (the network side's changes).
+      const auto used = equations::analyze(equations::parse(text, c.spec.context), c.spec.context);
+      if (!used.params.empty())
+        throw UserError("reference.metrics." + name + ": '" + text +
+                        "' uses the trainable constant '" + *used.params.begin() +
+                        "', which the reference has no value for");
     }
     std::map<std::string, Eigen::Index> columns;
     for (std::size_t f = 0; f < fields.size(); ++f)

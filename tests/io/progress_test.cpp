@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+
 namespace jetpde::io {
 namespace {
 
@@ -32,6 +35,41 @@ TEST(Progress, ShowsEveryLossTermAndWrapsThem) {
     all += (all.empty() ? "" : " ") + l;
   }
   EXPECT_EQ(all, joined(progress.describe(info)));
+}
+
+// On a terminal (here a file: 120 columns), a line longer than the width is drawn on several
+// lines, and the next draw goes back up over all of them.
+TEST(Progress, ATerminalLineWrapsAndIsRedrawnInPlace) {
+  std::vector<std::string> slots;
+  for (int k = 0; k < 12; ++k) slots.push_back("dirichlet_boundary_" + std::to_string(k));
+  const std::vector<solvers::Stage> stages{{.name = "adam", .steps = 100}};
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  Progress progress(Progress::Mode::line, stages, 10, slots, out);
+  solvers::StepInfo info{.step = 1, .stage = "adam", .loss = 1.0, .seconds = 0.5};
+  info.slot_losses.assign(slots.size(), 0.25);
+  progress.update(info, false);
+  info.step = 2;
+  info.seconds = 1.0;
+  progress.update(info, false);
+  progress.finish();
+  std::rewind(out);
+  std::string text;
+  for (int ch; (ch = std::fgetc(out)) != EOF;) text += static_cast<char>(ch);
+  std::fclose(out);
+  for (const auto& s : slots) EXPECT_NE(text.find(s + " 0.25"), std::string::npos) << s;
+  // 12 terms of about 25 characters and the rest: 4 lines of at most 119 characters, so the
+  // redraw moves up 3 lines and clears to the end of the screen.
+  const std::size_t redraw = text.find("\r\033[3A\033[Jstep 2/100");
+  ASSERT_NE(redraw, std::string::npos) << text;
+  std::size_t newlines = 0, longest = 0, line = 0;
+  for (std::size_t k = 0; k < redraw; ++k) {
+    if (text[k] == '\n') ++newlines, line = 0;
+    longest = std::max(longest, ++line);
+  }
+  EXPECT_EQ(newlines, 3u);
+  EXPECT_LE(longest, 120u + 4);  // the leading "\r\033[J"
+  EXPECT_EQ(text.back(), '\n');
 }
 
 TEST(Progress, EtaFromTheStageRateAndAnUpperBoundForLbfgs) {
