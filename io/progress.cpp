@@ -93,6 +93,11 @@ std::string Progress::eta(const solvers::StepInfo& info) const {
 }
 
 std::vector<std::string> Progress::describe(const solvers::StepInfo& info) {
+  track(info);
+  return pieces(info);
+}
+
+void Progress::track(const solvers::StepInfo& info) {
   // A new stage begins when the name changes or the step passes the stage's last one.
   if (stage_begin_step_ < 0) {
     stage_begin_step_ = info.step - 1;
@@ -113,16 +118,18 @@ std::vector<std::string> Progress::describe(const solvers::StepInfo& info) {
   }
   previous_step_ = info.step;
   previous_seconds_ = info.seconds;
-  std::vector<std::string> pieces{"step " + std::to_string(info.step) + "/" +
-                                  std::to_string(total_) + " [" + info.stage + "] loss " +
-                                  sci(info.loss)};
+}
+
+std::vector<std::string> Progress::pieces(const solvers::StepInfo& info) const {
+  std::vector<std::string> out{"step " + std::to_string(info.step) + "/" + std::to_string(total_) +
+                               " [" + info.stage + "] loss " + sci(info.loss)};
   for (std::size_t k = 0; k < slots_.size() && k < info.slot_losses.size(); ++k)
-    pieces.push_back(std::string(k == 0 ? "(" : "") + slots_[k] + " " + sci(info.slot_losses[k]) +
-                     (k + 1 == slots_.size() ? ")" : ""));
-  for (const auto& [name, value] : info.metrics) pieces.push_back(name + " " + sci(value));
+    out.push_back(std::string(k == 0 ? "(" : "") + slots_[k] + " " + sci(info.slot_losses[k]) +
+                  (k + 1 == slots_.size() ? ")" : ""));
+  for (const auto& [name, value] : info.metrics) out.push_back(name + " " + sci(value));
   const std::string e = eta(info);
-  if (!e.empty()) pieces.push_back(e);
-  return pieces;
+  if (!e.empty()) out.push_back(e);
+  return out;
 }
 
 namespace {
@@ -143,18 +150,17 @@ std::string joined(const std::vector<std::string>& pieces) {
 
 void Progress::update(const solvers::StepInfo& info, bool last) {
   if (mode_ == Mode::none) return;
+  track(info);
   if (mode_ == Mode::plain) {
-    const std::vector<std::string> pieces = describe(info);
     if (info.step % every_ == 0 || last || !info.metrics.empty())
-      std::fprintf(out_, "%s\n", joined(pieces).c_str());
+      std::fprintf(out_, "%s\n", joined(pieces(info)).c_str());
     std::fflush(out_);
     return;
   }
   // A terminal: redraw at most ten times a second, over the lines of the last draw.
-  const std::vector<std::string> pieces = describe(info);
   if (!last && info.seconds - last_draw_ < 0.1) return;
   last_draw_ = info.seconds;
-  const std::vector<std::string> lines = wrap(pieces, terminal_width(out_) - 1);
+  const std::vector<std::string> lines = wrap(pieces(info), terminal_width(out_) - 1);
   std::string text = "\r";
   if (lines_drawn_ > 1) text += "\033[" + std::to_string(lines_drawn_ - 1) + "A";
   text += "\033[J";

@@ -35,6 +35,8 @@ class Progress {
   std::vector<std::string> describe(const solvers::StepInfo& info);
 
  private:
+  void track(const solvers::StepInfo& info);  // follows the stages (every step)
+  std::vector<std::string> pieces(const solvers::StepInfo& info) const;
   std::string eta(const solvers::StepInfo& info) const;
   Mode mode_;
   std::vector<solvers::Stage> stages_;
