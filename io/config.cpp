@@ -489,6 +489,11 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
   run.weighting.every = w["every"].as<int>();
   run.weighting.momentum = w["momentum"].as<double>();
   run.weighting.causal_epsilon = w["causal_epsilon"].as<double>();
+  run.max_time = t["max_time"].as<double>();
+  if (run.max_time < 0) r.fail(t["max_time"], "training.max_time", "must not be negative");
+  run.target_error = t["target_error"].as<double>();
+  if (run.target_error < 0)
+    r.fail(t["target_error"], "training.target_error", "must not be negative");
 }
 
 void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
@@ -505,7 +510,8 @@ void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
     r.fail(s["adaptive"], "sampling.adaptive", "needs sampling.resample_every > 0");
 }
 
-void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
+void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
+  const YAML::Node n = c["reference"];
   Reference& ref = run.reference;
   ref.exact = n["exact"].as<std::string>();
   ref.every = n["every"].as<int>();
@@ -520,6 +526,15 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
     }
   if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
+  ref.points = n["points"].as<int>();
+  if (ref.points < 0) r.fail(n["points"], "reference.points", "must not be negative");
+  if (n["metrics"])
+    for (const auto& item : n["metrics"]) {
+      const std::string name = item.first.as<std::string>();
+      ref.metrics[name] = item.second.as<std::string>();
+      r.at(item.second, "reference.metrics." + name,
+           [&] { equations::parse(ref.metrics[name], run.spec.context); });
+    }
   if (n["data"]) {
     ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
                          run.spec.context.field_names());
@@ -528,6 +543,14 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
                "'" + f + "' is not a field of this problem");
   }
+  const YAML::Node t = c["training"];
+  if (run.target_error > 0 && !ref.any())
+    r.fail(t["target_error"], "training.target_error",
+           "needs a reference to measure the error against (reference.exact, expressions or "
+           "data)");
+  if (run.target_error > 0 && ref.every < 1)
+    r.fail(t["target_error"], "training.target_error",
+           "needs reference.every > 0 (the error is only measured at the end otherwise)");
 }
 
 void build_output(const YAML::Node& o, RunConfig& run) {
@@ -568,7 +591,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_conditions(r, c, run);
   build_network(r, c["network"], run);
   build_training(r, c, run);
-  build_reference(r, c["reference"], run);
+  build_reference(r, c, run);
   build_output(c["output"], run);
   return run;
 }

@@ -231,7 +231,14 @@ Ptr build_schema() {
                      key("every", T::integer, "100", "Adam steps between weight updates."),
                      key("momentum", T::number, "0.9", "Moving-average factor."),
                      key("causal_epsilon", T::number, "0",
-                         "Causal weighting strength (needs sampling.time_chunks > 1).")})}),
+                         "Causal weighting strength (needs sampling.time_chunks > 1).")}),
+              key("max_time", T::number, "0",
+                  "Wall-time budget in seconds (0: none): training stops after the first step "
+                  "that ends past it (setup counted), with a checkpoint, the fields and "
+                  "summary.json (status time_limit); `--resume` continues."),
+              key("target_error", T::number, "0",
+                  "Stop at the first validation whose rel_l2 is below this (0: never; needs a "
+                  "reference with `every` > 0); status target_reached.")}),
        group("reference", T::object, "What to measure the error against.",
              {choice("exact", {"none", "burgers_sine"}, "none",
                      "A built-in exact solution: burgers_sine is Burgers with u0 = -sin(pi x) on "
@@ -239,7 +246,18 @@ Ptr build_schema() {
               key("expressions", T::table, "",
                   "Field -> exact solution as an expression of the coordinates."),
               data_source("data", "Reference values from a file."),
-              key("every", T::integer, "0", "Validate every this many steps (0: at the end).")}),
+              key("every", T::integer, "0", "Validate every this many steps (0: at the end)."),
+              key("points", T::integer, "0",
+                  "Validation points for an exact solution: this many, sampled in the domain "
+                  "(sobol, seeded by `seed`); 0: a grid up to 3 dimensions (256, 101x101 or "
+                  "31x31x31 points, times 101 time levels), 100000 sampled points above. Checked "
+                  "against the memory available before training."),
+              key("metrics", T::table, "",
+                  "Name -> an expression of the fields, coordinates and constants "
+                  "(`sqrt(u^2 + v^2)`, `v_x - u_y`): its NAME_rel_l2 and NAME_max_abs against "
+                  "the same expression of the reference (an exact solution given as expressions: "
+                  "derivatives included; data or a built-in one: values only), in history.csv and "
+                  "summary.json.")}),
        group(
            "output", T::object, "What the run writes.",
            {key("dir", T::string, "",
@@ -251,7 +269,8 @@ Ptr build_schema() {
                    "auto: one updating line on a terminal, plain lines otherwise."),
             key("progress_every", T::integer, "100", "Steps between plain progress lines."),
             key("grid", T::integers, "[101]",
-                "Points per spatial axis of the output grid (one value: every axis)."),
+                "Points per spatial axis of the output grid (one value: every axis); its size "
+                "is checked against the memory available before training."),
             key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
             key("quantities", T::strings, "[]",
                 "Extra expressions on the grid: derivatives (`u_x`), anything else."),

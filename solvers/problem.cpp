@@ -549,6 +549,78 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
   return result;
 }
 
+MatrixD Problem::evaluate_expressions_given(
+    const Eigen::VectorXd& theta, const MatrixD& at, const std::vector<std::string>& expressions,
+    const std::map<std::string, std::string>& field_expressions,
+    const std::map<std::string, Eigen::Index>& field_columns, const MatrixD& field_values) {
+  const equations::Context& ctx = spec_.context;
+  const auto dim = static_cast<Eigen::Index>(ctx.coordinate_names().size());
+  if (at.cols() != dim)
+    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
+                    joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
+  if (expressions.empty()) return MatrixD(at.rows(), 0);
+  std::string key = "given\n" + std::to_string(at.rows()) + "\n" + joined(expressions);
+  for (const auto& [f, e] : field_expressions) key += "\n" + f + "=" + e;
+  for (const auto& [f, c] : field_columns) key += "\n" + f + "@" + std::to_string(c);
+  ExpressionEvaluator& ev = expression_evaluators_[key];
+  if (!ev.exe) {
+    const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
+    for (std::size_t e = 0; e < eqs.size(); ++e)
+      for (const auto& [field, needs] : equations::analyze(eqs[e], ctx).fields) {
+        if (field_expressions.count(field)) continue;
+        if (!field_columns.count(field))
+          throw UserError("'" + expressions[e] + "': the reference does not give field '" + field +
+                          "'");
+        const bool derivative =
+            needs.laplacian || needs.biharmonic ||
+            std::any_of(needs.partials.begin(), needs.partials.end(), [](const MultiIndex& m) {
+              return std::any_of(m.begin(), m.end(), [](int k) { return k != 0; });
+            });
+        if (derivative)
+          throw UserError("'" + expressions[e] + "': a derivative of '" + field +
+                          "', which the reference gives as values only (an exact solution as "
+                          "expressions has derivatives)");
+      }
+    const std::string name = "given" + std::to_string(expression_evaluators_.size());
+    const Var points = graph_->input(name, {at.rows(), dim});
+    const auto value_columns =
+        static_cast<Eigen::Index>(std::max<Eigen::Index>(1, field_values.cols()));
+    const Var values = graph_->input(name + "_values", {at.rows(), value_columns});
+    equations::LowerInputs inputs{
+        .coordinates = points, .outputs = fields_at(points), .param_prefix = spec_.param_prefix};
+    for (const auto& [field, column] : field_columns) inputs.fields[field] = col(values, column);
+    std::vector<std::string> exact_texts, exact_fields;
+    for (const auto& [field, text] : field_expressions) {
+      exact_fields.push_back(field);
+      exact_texts.push_back(text);
+    }
+    if (!exact_texts.empty()) {
+      const std::vector<equations::Equation> exact = equations::parse_all(exact_texts, ctx);
+      Taylor values_only(equations::plan_for(exact, ctx, points));
+      const std::vector<Var> lowered = equations::lower(exact, ctx, inputs, values_only);
+      for (std::size_t k = 0; k < exact_fields.size(); ++k)
+        inputs.fields[exact_fields[k]] = lowered[k].shape().rows == at.rows()
+                                             ? lowered[k]
+                                             : broadcast(lowered[k], {at.rows(), 1});
+    }
+    Taylor taylor(equations::plan_for(eqs, ctx, points));
+    std::vector<Var> out = equations::lower(eqs, ctx, inputs, taylor);
+    for (Var& v : out)
+      if (v.shape().rows != at.rows()) v = broadcast(v, {at.rows(), 1});
+    ev.exe = std::make_unique<compiler::Executable>(out, compile_);
+    ev.points = name;
+    ev.values = name + "_values";
+  }
+  for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
+  ev.exe->set(ev.points, at);
+  ev.exe->set(ev.values, field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1));
+  ev.exe->run();
+  MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
+  for (std::size_t e = 0; e < expressions.size(); ++e)
+    result.col(static_cast<Eigen::Index>(e)) = ev.exe->output(e).col(0);
+  return result;
+}
+
 Bindings Problem::resample(std::uint64_t seed) const {
   Bindings out;
   out[kInterior] = interior_points(seed);

@@ -144,6 +144,16 @@ class Problem {
   // and list of expressions. UserError with the column for an expression that does not parse.
   MatrixD evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& points,
                                const std::vector<std::string>& expressions);
+  // The same expressions with the fields given instead of the network's (the reference side of
+  // a derived metric): a field in `field_expressions` is that expression of the coordinates (an
+  // exact solution; its derivatives are exact), any other is column `field_columns[f]` of
+  // `field_values` [m, ...] (reference data: values only, so UserError for a derivative of it,
+  // or for a field given neither way). Trainable constants take their values in theta.
+  MatrixD evaluate_expressions_given(const Eigen::VectorXd& theta, const MatrixD& points,
+                                     const std::vector<std::string>& expressions,
+                                     const std::map<std::string, std::string>& field_expressions,
+                                     const std::map<std::string, Eigen::Index>& field_columns,
+                                     const MatrixD& field_values);
   // Every sampled point set drawn again with `seed` (same counts): bind with
   // objective().set_inputs. Data points are not resampled.
   Bindings resample(std::uint64_t seed) const;
@@ -170,6 +180,7 @@ class Problem {
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
   struct ExpressionEvaluator {
     std::string points;  // the name of its points input
+    std::string values;  // evaluate_expressions_given: the name of its field-values input
     std::unique_ptr<compiler::Executable> exe;
   };
   std::map<std::string, ExpressionEvaluator> expression_evaluators_;  // by count and expressions
