@@ -62,6 +62,44 @@ Expr power(const Expr& a, const Expr& b, int col) {
   return Expr::binary(ExprKind::pow, a, b, col);
 }
 
+// An expression in a record's derivative formula (autodiff/functions.h): arithmetic by the
+// folding constructors above, call<F>() an Expr call (folded when every argument is a number).
+struct Term {
+  Expr e;
+  int col = 0;
+};
+Term operator+(const Term& a, const Term& b) { return {add(a.e, b.e, a.col), a.col}; }
+Term operator-(const Term& a, const Term& b) { return {sub(a.e, b.e, a.col), a.col}; }
+Term operator*(const Term& a, const Term& b) { return {mul(a.e, b.e, a.col), a.col}; }
+Term operator/(const Term& a, const Term& b) { return {quot(a.e, b.e, a.col), a.col}; }
+Term operator-(const Term& a) { return {neg(a.e, a.col), a.col}; }
+Term operator+(double a, const Term& b) { return Term{num(a, b.col), b.col} + b; }
+Term operator+(const Term& a, double b) { return a + Term{num(b, a.col), a.col}; }
+Term operator-(double a, const Term& b) { return Term{num(a, b.col), b.col} - b; }
+Term operator-(const Term& a, double b) { return a - Term{num(b, a.col), a.col}; }
+Term operator*(double a, const Term& b) { return Term{num(a, b.col), b.col} * b; }
+Term operator*(const Term& a, double b) { return a * Term{num(b, a.col), a.col}; }
+Term operator/(double a, const Term& b) { return Term{num(a, b.col), b.col} / b; }
+Term operator/(const Term& a, double b) { return a / Term{num(b, a.col), a.col}; }
+
+template <class F, class... A>
+Term call(const Term& first, const A&... rest) {
+  const std::array<const Term*, sizeof...(A) + 1> args{&first, &rest...};
+  std::vector<Expr> exprs;
+  std::array<double, sizeof...(A) + 1> values{};
+  bool numbers = true;
+  for (std::size_t j = 0; j < args.size(); ++j) {
+    exprs.push_back(args[j]->e);
+    numbers = numbers && args[j]->e->kind == ExprKind::number;
+    if (numbers) values[j] = args[j]->e->value;
+  }
+  if (numbers)
+    return {num(functions::eval(functions::index_of<F>(), values), first.col), first.col};
+  if constexpr (std::is_same_v<F, functions::Where>)  // where(c, a, a) is a
+    if (exprs[1] == exprs[2]) return {exprs[1], first.col};
+  return {Expr::call(function_of<F>(), std::move(exprs), first.col), first.col};
+}
+
 // Whether e varies with the coordinates (or is per-point data, like the normal).
 bool depends(const Expr& e) {
   switch (e->kind) {
@@ -117,8 +155,11 @@ class Expander {
         return quot(scalar(e->args[0]), scalar(e->args[1]), col);
       case ExprKind::pow:
         return power(scalar(e->args[0]), scalar(e->args[1]), col);
-      case ExprKind::call:
-        return Expr::call(e->function, scalar(e->args[0]), col);
+      case ExprKind::call: {
+        std::vector<Expr> args;
+        for (const Expr& a : e->args) args.push_back(scalar(a));
+        return Expr::call(e->function, std::move(args), col);
+      }
       case ExprKind::diff: {
         Expr r = scalar(e->args[0]);
         for (std::size_t i = 0; i < e->alpha.size(); ++i)
@@ -313,35 +354,22 @@ class Expander {
     if (constant_value(b, &c))  // (a^c)' = c a^(c-1) a'
       return mul(mul(num(c, col), power(a, num(c - 1, col), col), col), d(a, i), col);
     // (a^b)' = a^b (b' log a + b a'/a)
-    const Expr rate = add(mul(d(b, i), Expr::call(Function::log, a, col), col),
+    const Expr rate = add(mul(d(b, i), Expr::call(function_of<functions::Log>(), a, col), col),
                           quot(mul(b, d(a, i), col), a, col), col);
     return mul(e, rate, col);
   }
 
+  // The record's derivative along the arguments' derivatives (autodiff/functions.h).
   Expr d_call(const Expr& e, int i) {
     const int col = e->column;
-    const Expr& a = e->args[0];
-    const Expr da = d(a, i);
-    auto f = [&](Function fn) { return Expr::call(fn, a, col); };
-    switch (e->function) {
-      case Function::sin:
-        return mul(f(Function::cos), da, col);
-      case Function::cos:
-        return neg(mul(f(Function::sin), da, col), col);
-      case Function::exp:
-        return mul(e, da, col);
-      case Function::log:
-        return quot(da, a, col);
-      case Function::tanh:
-        return mul(sub(num(1, col), power(e, num(2, col), col), col), da, col);
-      case Function::sqrt:
-        return quot(da, mul(num(2, col), e, col), col);
-      case Function::abs:  // sign(a) a', written a/|a| a'
-        return mul(quot(a, e, col), da, col);
-      case Function::atan:  // a' / (1 + a^2)
-        return quot(da, add(num(1, col), power(a, num(2, col), col), col), col);
-    }
-    throw InternalError("expand: unknown function");
+    return functions::visit(static_cast<std::size_t>(e->function), [&]<class F>() {
+      std::array<Term, F::arity> a, da;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        a[j] = Term{e->args[j], col};
+        da[j] = Term{d(e->args[j], i), col};
+      }
+      return functions::jvp<F, Term>(a, da).e;
+    });
   }
 
   const Context& ctx_;
