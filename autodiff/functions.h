@@ -208,6 +208,10 @@ struct Atan {
   static V partial(int, const std::array<V, 1>& a) {
     return 1.0 / (1.0 + square_of(a[0]));
   }
+  template <class V>
+  static V jvp(const std::array<V, 1>& a, const std::array<V, 1>& da) {
+    return da[0] / (1.0 + square_of(a[0]));
+  }
 };
 
 // sinh and cosh by the C library (no (e^x - e^-x)/2 cancellation near 0), in pairs like sin/cos.
