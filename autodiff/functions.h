@@ -15,6 +15,9 @@
 //                     the Taylor rule builds it from the arguments alone)
 //   jvp<V>(a, da)     optional: the derivative along da when it is not Σ_j partial_j da_j
 //                     (where() selects its branches' derivatives; comparisons have none)
+//   data              optional: a bit per argument that carries no derivative (where()'s
+//                     condition, the operands of comparisons): the chain rule does not
+//                     differentiate it
 // A primitive also has
 //   op                its Op; family its Taylor family (Chain: z' = Σ_j partial_j x_j', the
 //                     partials built in the graph; Pair: sin/cos, sinh/cosh; UnaryPoly: f' a
@@ -382,6 +385,7 @@ V no_derivative(const V& da) {
     static constexpr int arity = 2;                                     \
     static constexpr Op op = OP;                                        \
     static constexpr TaylorFamily family = TaylorFamily::Step;          \
+    static constexpr unsigned data = 0b11;                              \
     static constexpr const char* c = "(({T})({0} " SYMBOL " {1}))";     \
     template <class T>                                                  \
     static T eval(T a, T b) {                                           \
@@ -400,6 +404,7 @@ JETPDE_COMPARISON(NotEqual, "not_equal", "!=", Op::NotEqual, a != b)
 
 // a > b and a >= b are b < a and b <= a.
 struct Greater {
+  static constexpr unsigned data = 0b11;
   static constexpr const char* name = "greater";
   static constexpr const char* symbol = ">";
   static constexpr int level = 4;
@@ -416,6 +421,7 @@ struct Greater {
 };
 
 struct GreaterEqual {
+  static constexpr unsigned data = 0b11;
   static constexpr const char* name = "greater_equal";
   static constexpr const char* symbol = ">=";
   static constexpr int level = 4;
@@ -433,6 +439,7 @@ struct GreaterEqual {
 
 // Logic on conditions: a value is true where it is not 0.
 struct Not {
+  static constexpr unsigned data = 0b1;
   static constexpr const char* name = "not";
   static constexpr const char* symbol = "not";
   static constexpr int level = 3;
@@ -451,6 +458,7 @@ struct Not {
 };
 
 struct And {
+  static constexpr unsigned data = 0b11;
   static constexpr const char* name = "and";
   static constexpr const char* symbol = "and";
   static constexpr int level = 2;
@@ -470,6 +478,7 @@ struct And {
 };
 
 struct Or {
+  static constexpr unsigned data = 0b11;
   static constexpr const char* name = "or";
   static constexpr const char* symbol = "or";
   static constexpr int level = 1;
@@ -493,6 +502,7 @@ struct Or {
 
 // where(c, a, b): a where c is true (not 0), else b; the derivative is the branches', selected.
 struct Where {
+  static constexpr unsigned data = 0b001;  // the condition
   static constexpr const char* name = "where";
   static constexpr int arity = 3;
   template <class T>
@@ -624,6 +634,15 @@ inline double eval(std::size_t index, std::span<const double> args) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) { return F::eval(args[I]...); }
     (std::make_index_sequence<F::arity>{});
   });
+}
+
+// Whether argument j of F carries no derivative (F::data).
+template <class F>
+constexpr bool is_data(int j) {
+  if constexpr (requires { F::data; })
+    return ((F::data >> j) & 1u) != 0;
+  else
+    return false;
 }
 
 // The derivative of F(a) along da: F's jvp, or Σ_j partial_j da_j.

@@ -366,7 +366,9 @@ class Expander {
       std::array<Term, F::arity> a, da;
       for (std::size_t j = 0; j < a.size(); ++j) {
         a[j] = Term{e->args[j], col};
-        da[j] = Term{d(e->args[j], i), col};
+        // A condition is not differentiated (where(n_x > 0, u, 0) has a derivative).
+        da[j] =
+            Term{functions::is_data<F>(static_cast<int>(j)) ? num(0, col) : d(e->args[j], i), col};
       }
       return functions::jvp<F, Term>(a, da).e;
     });

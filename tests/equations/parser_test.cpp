@@ -251,6 +251,8 @@ TEST(Expand, CoreForms) {
       {"d(min(u, v), x)", "where(u <= v, u_x, v_x)"},
       {"d(max(u, v), y)", "where(v <= u, u_y, v_y)"},
       {"d(x < 0 and u > 1, x) + u", "u"},
+      {"d(where(n_x > 0, u, 0), x)", "where(n_x > 0, u_x, 0)"},
+      {"d(n_y < u, y) + u", "u"},
       {"d(atan2(u, x), x)", "x/(u*u + x*x)*u_x + -u/(u*u + x*x)"},
       {"d(erf(u), t)", "1.1283791670955126*exp(-(u*u))*u_t"},  // 2/sqrt(pi)
   };
