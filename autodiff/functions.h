@@ -376,12 +376,13 @@ V no_derivative(const V& da) {
   return 0.0 * da;
 }
 
-// Comparison levels for printing: or 1, and 2, not 3, comparisons 4 (equations/expr.cpp).
+// Binding levels for printing: or -3, and -2, not -1, comparisons 0, below sums (1) and the rest
+// (equations/expr.cpp).
 #define JETPDE_COMPARISON(Record, NAME, SYMBOL, OP, EXPR)               \
   struct Record {                                                       \
     static constexpr const char* name = NAME;                           \
     static constexpr const char* symbol = SYMBOL;                       \
-    static constexpr int level = 4;                                     \
+    static constexpr int level = 0;                                     \
     static constexpr int arity = 2;                                     \
     static constexpr Op op = OP;                                        \
     static constexpr TaylorFamily family = TaylorFamily::Step;          \
@@ -407,7 +408,7 @@ struct Greater {
   static constexpr unsigned data = 0b11;
   static constexpr const char* name = "greater";
   static constexpr const char* symbol = ">";
-  static constexpr int level = 4;
+  static constexpr int level = 0;
   static constexpr int arity = 2;
   template <class T>
   static T eval(T a, T b) {
@@ -424,7 +425,7 @@ struct GreaterEqual {
   static constexpr unsigned data = 0b11;
   static constexpr const char* name = "greater_equal";
   static constexpr const char* symbol = ">=";
-  static constexpr int level = 4;
+  static constexpr int level = 0;
   static constexpr int arity = 2;
   template <class T>
   static T eval(T a, T b) {
@@ -442,7 +443,7 @@ struct Not {
   static constexpr unsigned data = 0b1;
   static constexpr const char* name = "not";
   static constexpr const char* symbol = "not";
-  static constexpr int level = 3;
+  static constexpr int level = -1;
   static constexpr int arity = 1;
   template <class T>
   static T eval(T a) {
@@ -461,7 +462,7 @@ struct And {
   static constexpr unsigned data = 0b11;
   static constexpr const char* name = "and";
   static constexpr const char* symbol = "and";
-  static constexpr int level = 2;
+  static constexpr int level = -2;
   static constexpr int arity = 2;
   template <class T>
   static T eval(T a, T b) {
@@ -481,7 +482,7 @@ struct Or {
   static constexpr unsigned data = 0b11;
   static constexpr const char* name = "or";
   static constexpr const char* symbol = "or";
-  static constexpr int level = 1;
+  static constexpr int level = -3;
   static constexpr int arity = 2;
   template <class T>
   static T eval(T a, T b) {

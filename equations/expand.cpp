@@ -62,43 +62,30 @@ Expr power(const Expr& a, const Expr& b, int col) {
   return Expr::binary(ExprKind::pow, a, b, col);
 }
 
-// An expression in a record's derivative formula (autodiff/functions.h): arithmetic by the
-// folding constructors above, call<F>() an Expr call (folded when every argument is a number).
+class Expander;
+
+// An expression in a record's derivative formula (autodiff/functions.h), made by the Expander's
+// constructors: arithmetic folds zeros and ones, call<F>() folds when every argument is a number.
 struct Term {
+  Expander* x = nullptr;
   Expr e;
   int col = 0;
 };
-Term operator+(const Term& a, const Term& b) { return {add(a.e, b.e, a.col), a.col}; }
-Term operator-(const Term& a, const Term& b) { return {sub(a.e, b.e, a.col), a.col}; }
-Term operator*(const Term& a, const Term& b) { return {mul(a.e, b.e, a.col), a.col}; }
-Term operator/(const Term& a, const Term& b) { return {quot(a.e, b.e, a.col), a.col}; }
-Term operator-(const Term& a) { return {neg(a.e, a.col), a.col}; }
-Term operator+(double a, const Term& b) { return Term{num(a, b.col), b.col} + b; }
-Term operator+(const Term& a, double b) { return a + Term{num(b, a.col), a.col}; }
-Term operator-(double a, const Term& b) { return Term{num(a, b.col), b.col} - b; }
-Term operator-(const Term& a, double b) { return a - Term{num(b, a.col), a.col}; }
-Term operator*(double a, const Term& b) { return Term{num(a, b.col), b.col} * b; }
-Term operator*(const Term& a, double b) { return a * Term{num(b, a.col), a.col}; }
-Term operator/(double a, const Term& b) { return Term{num(a, b.col), b.col} / b; }
-Term operator/(const Term& a, double b) { return a / Term{num(b, a.col), a.col}; }
-
+Term operator+(const Term& a, const Term& b);
+Term operator-(const Term& a, const Term& b);
+Term operator*(const Term& a, const Term& b);
+Term operator/(const Term& a, const Term& b);
+Term operator-(const Term& a);
+Term operator+(double a, const Term& b);
+Term operator+(const Term& a, double b);
+Term operator-(double a, const Term& b);
+Term operator-(const Term& a, double b);
+Term operator*(double a, const Term& b);
+Term operator*(const Term& a, double b);
+Term operator/(double a, const Term& b);
+Term operator/(const Term& a, double b);
 template <class F, class... A>
-Term call(const Term& first, const A&... rest) {
-  const std::array<const Term*, sizeof...(A) + 1> args{&first, &rest...};
-  std::vector<Expr> exprs;
-  std::array<double, sizeof...(A) + 1> values{};
-  bool numbers = true;
-  for (std::size_t j = 0; j < args.size(); ++j) {
-    exprs.push_back(args[j]->e);
-    numbers = numbers && args[j]->e->kind == ExprKind::number;
-    if (numbers) values[j] = args[j]->e->value;
-  }
-  if (numbers)
-    return {num(functions::eval(functions::index_of<F>(), values), first.col), first.col};
-  if constexpr (std::is_same_v<F, functions::Where>)  // where(c, a, a) is a
-    if (exprs[1] == exprs[2]) return {exprs[1], first.col};
-  return {Expr::call(function_of<F>(), std::move(exprs), first.col), first.col};
-}
+Term call(const Term& first, const A&... rest);
 
 // Whether e varies with the coordinates (or is per-point data, like the normal).
 bool depends(const Expr& e) {
@@ -365,19 +352,77 @@ class Expander {
     return functions::visit(static_cast<std::size_t>(e->function), [&]<class F>() {
       std::array<Term, F::arity> a, da;
       for (std::size_t j = 0; j < a.size(); ++j) {
-        a[j] = Term{e->args[j], col};
+        a[j] = Term{this, e->args[j], col};
         // A condition is not differentiated (where(n_x > 0, u, 0) has a derivative).
-        da[j] =
-            Term{functions::is_data<F>(static_cast<int>(j)) ? num(0, col) : d(e->args[j], i), col};
+        const bool data = functions::is_data<F>(static_cast<int>(j));
+        da[j] = Term{this, data ? num(0, col) : d(e->args[j], i), col};
       }
       return functions::jvp<F, Term>(a, da).e;
     });
   }
 
+ public:
+  // The constructors of Term's arithmetic and calls.
+  Expr term_number(double v, int col) { return num(v, col); }
+  Expr term_neg(const Expr& a, int col) { return neg(a, col); }
+  Expr term_binary(ExprKind kind, const Expr& a, const Expr& b, int col) {
+    switch (kind) {
+      case ExprKind::add:
+        return add(a, b, col);
+      case ExprKind::sub:
+        return sub(a, b, col);
+      case ExprKind::mul:
+        return mul(a, b, col);
+      default:
+        return quot(a, b, col);
+    }
+  }
+  Expr term_call(Function f, std::vector<Expr> args, int col) {
+    return Expr::call(f, std::move(args), col);
+  }
+
+ private:
   const Context& ctx_;
   const detail::Source& source_;
   std::vector<int> spatial_;
 };
+
+Term binary(ExprKind kind, const Term& a, const Term& b) {
+  return {a.x, a.x->term_binary(kind, a.e, b.e, a.col), a.col};
+}
+Term number(const Term& like, double v) {
+  return {like.x, like.x->term_number(v, like.col), like.col};
+}
+Term operator+(const Term& a, const Term& b) { return binary(ExprKind::add, a, b); }
+Term operator-(const Term& a, const Term& b) { return binary(ExprKind::sub, a, b); }
+Term operator*(const Term& a, const Term& b) { return binary(ExprKind::mul, a, b); }
+Term operator/(const Term& a, const Term& b) { return binary(ExprKind::div, a, b); }
+Term operator-(const Term& a) { return {a.x, a.x->term_neg(a.e, a.col), a.col}; }
+Term operator+(double a, const Term& b) { return number(b, a) + b; }
+Term operator+(const Term& a, double b) { return a + number(a, b); }
+Term operator-(double a, const Term& b) { return number(b, a) - b; }
+Term operator-(const Term& a, double b) { return a - number(a, b); }
+Term operator*(double a, const Term& b) { return number(b, a) * b; }
+Term operator*(const Term& a, double b) { return a * number(a, b); }
+Term operator/(double a, const Term& b) { return number(b, a) / b; }
+Term operator/(const Term& a, double b) { return a / number(a, b); }
+
+template <class F, class... A>
+Term call(const Term& first, const A&... rest) {
+  const std::array<const Term*, sizeof...(A) + 1> args{&first, &rest...};
+  std::vector<Expr> exprs;
+  std::array<double, sizeof...(A) + 1> values{};
+  bool numbers = true;
+  for (std::size_t j = 0; j < args.size(); ++j) {
+    exprs.push_back(args[j]->e);
+    numbers = numbers && args[j]->e->kind == ExprKind::number;
+    if (numbers) values[j] = args[j]->e->value;
+  }
+  if (numbers) return number(first, functions::eval(functions::index_of<F>(), values));
+  if constexpr (std::is_same_v<F, functions::Where>)  // where(c, a, a) is a
+    if (exprs[1] == exprs[2]) return {first.x, exprs[1], first.col};
+  return {first.x, first.x->term_call(function_of<F>(), std::move(exprs), first.col), first.col};
+}
 
 }  // namespace
 

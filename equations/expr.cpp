@@ -171,8 +171,8 @@ bool operator==(const Expr& a, const Expr& b) {
 
 namespace {
 
-// Binding strength, as in the grammar: or 1 < and 2 < not 3 < comparisons 4 (the operators'
-// levels in their records) < sums 5 < products 6 < unary minus 7 < powers 8 < atoms 9.
+// Binding strength, as in the grammar: or -3 < and -2 < not -1 < comparisons 0 (the operators'
+// levels in their records) < sums 1 < products 2 < unary minus 3 < powers 4 < atoms 5.
 const functions::Info& info(Function f) {
   return functions::infos().at(static_cast<std::size_t>(f));
 }
@@ -180,21 +180,21 @@ const functions::Info& info(Function f) {
 int precedence(const Expr& e) {
   switch (e->kind) {
     case ExprKind::call:
-      return info(e->function).symbol ? info(e->function).level : 9;
+      return info(e->function).symbol ? info(e->function).level : 5;
     case ExprKind::add:
     case ExprKind::sub:
-      return 5;
+      return 1;
     case ExprKind::mul:
     case ExprKind::div:
-      return 6;
+      return 2;
     case ExprKind::neg:
-      return 7;
+      return 3;
     case ExprKind::pow:
-      return 8;
+      return 4;
     case ExprKind::number:
-      return e->value < 0 || std::signbit(e->value) ? 7 : 9;
+      return e->value < 0 || std::signbit(e->value) ? 3 : 5;
     default:
-      return 9;
+      return 5;
   }
 }
 
@@ -213,7 +213,7 @@ std::string operator_text(const ExprNode& n) {
   if (n.args.size() == 1)
     return std::string(f.symbol) + " " + wrap(n.args[0], precedence(n.args[0]) < f.level);
   const Expr &a = n.args[0], &b = n.args[1];
-  const bool chainless = f.level == 4;  // a < b < c is not in the language
+  const bool chainless = f.level == 0;  // a < b < c is not in the language
   return wrap(a, precedence(a) < f.level || (chainless && precedence(a) == f.level)) + " " +
          f.symbol + " " + wrap(b, precedence(b) <= f.level);
 }
@@ -250,15 +250,15 @@ std::string binary_text(const ExprNode& n) {
   const int pa = precedence(a), pb = precedence(b);
   switch (n.kind) {
     case ExprKind::add:
-      return wrap(a, pa < 5) + " + " + wrap(b, pb <= 5);
+      return wrap(a, pa < 1) + " + " + wrap(b, pb <= 1);
     case ExprKind::sub:
-      return wrap(a, pa < 5) + " - " + wrap(b, pb <= 5);
+      return wrap(a, pa < 1) + " - " + wrap(b, pb <= 1);
     case ExprKind::mul:
-      return wrap(a, pa < 6) + "*" + wrap(b, pb <= 6);
+      return wrap(a, pa < 2) + "*" + wrap(b, pb <= 2);
     case ExprKind::div:
-      return wrap(a, pa < 6) + "/" + wrap(b, pb <= 6);
+      return wrap(a, pa < 2) + "/" + wrap(b, pb <= 2);
     case ExprKind::pow:  // right-associative; the exponent may carry a unary minus
-      return wrap(a, pa <= 8) + "^" + wrap(b, pb < 7);
+      return wrap(a, pa <= 4) + "^" + wrap(b, pb < 3);
     default:
       throw InternalError("binary_text: not a binary operator");
   }
@@ -283,7 +283,7 @@ std::string Expr::str() const {
     case ExprKind::normal_component:
       return "n_" + n.name;
     case ExprKind::neg:
-      return "-" + wrap(n.args[0], precedence(n.args[0]) < 7);
+      return "-" + wrap(n.args[0], precedence(n.args[0]) < 3);
     case ExprKind::add:
     case ExprKind::sub:
     case ExprKind::mul:

@@ -41,6 +41,14 @@ Token scan_number(const detail::Source& source, std::size_t& i) {
   return tok;
 }
 
+// The length of the comparison operator at text[i] (< <= > >= == !=), or 0.
+std::size_t comparison_length(const std::string& t, std::size_t i) {
+  const char c = t[i], next = i + 1 < t.size() ? t[i + 1] : '\0';
+  if (c == '<' || c == '>') return next == '=' ? 2 : 1;
+  if ((c == '=' || c == '!') && next == '=') return 2;
+  return 0;
+}
+
 TokenKind operator_kind(char c) {
   switch (c) {
     case '+':
@@ -64,14 +72,6 @@ TokenKind operator_kind(char c) {
     default:
       return TokenKind::end;
   }
-}
-
-// The length of the comparison operator at text[i] (< <= > >= == !=), or 0.
-std::size_t comparison_length(const std::string& t, std::size_t i) {
-  const char c = t[i], next = i + 1 < t.size() ? t[i + 1] : '\0';
-  if (c == '<' || c == '>') return next == '=' ? 2 : 1;
-  if ((c == '=' || c == '!') && next == '=') return 2;
-  return 0;
 }
 
 }  // namespace
