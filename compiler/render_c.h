@@ -10,6 +10,9 @@
 
 namespace jetpde::compiler {
 
+// `using std::exp; ...` lines for every C math function the primitives' C expressions call (the
+// float overloads of <cmath> for unqualified calls).
+std::string c_math_using_lines();
 // The C type a value of `dtype` is computed in (bf16 and f16: float, rounded after each op).
 std::string c_type(DType dtype);
 // A literal of `dtype` that the C and CUDA compilers read back exactly (hexadecimal floats).
