@@ -20,8 +20,7 @@ std::string openmp_wait_policy() {
   std::string out;
   if (policy) out = std::string("OMP_WAIT_POLICY=") + policy;
   if (spin) out += (out.empty() ? "" : " ") + std::string("GOMP_SPINCOUNT=") + spin;
-  const bool ours = !policy && std::strcmp(spin, kDefaultSpinCount) == 0;
-  return out + (ours ? " (jetpde's default)" : " (environment)");
+  return out + (out == kDefaultWaitPolicy ? " (jetpde's default)" : " (environment)");
 }
 
 }  // namespace jetpde::compiler

@@ -2,7 +2,7 @@
 // jetpde's wait policy unless the user chose one (compiler/openmp_env.h). Runs from
 // .preinit_array, before any shared library's constructor (libgomp reads the policy in its
 // own): when neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, the process re-executes itself
-// with GOMP_SPINCOUNT added. Nothing of the program has run yet, so nothing is lost; should the
+// with kDefaultWaitPolicy added. Nothing of the program has run yet, so nothing is lost; should the
 // exec fail, the program goes on with libgomp's default.
 #include <alloca.h>
 #include <unistd.h>
@@ -13,8 +13,6 @@
 
 namespace {
 
-constexpr char kEntry[] = "GOMP_SPINCOUNT=";
-
 void start_with_openmp_defaults(int, char** argv, char** env) {
   if (!jetpde::compiler::openmp_wait_policy_unset(env)) return;
   std::size_t n = 0;
@@ -22,12 +20,7 @@ void start_with_openmp_defaults(int, char** argv, char** env) {
   // No allocation: libc is not initialized yet.
   char** with = static_cast<char**>(alloca(sizeof(char*) * (n + 2)));
   if (n) std::memcpy(with, env, sizeof(char*) * n);
-  const std::size_t len = sizeof kEntry - 1,
-                    value = std::strlen(jetpde::compiler::kDefaultSpinCount);
-  char* entry = static_cast<char*>(alloca(len + value + 1));
-  std::memcpy(entry, kEntry, len);
-  std::memcpy(entry + len, jetpde::compiler::kDefaultSpinCount, value + 1);
-  with[n] = entry;
+  with[n] = const_cast<char*>(jetpde::compiler::kDefaultWaitPolicy);
   with[n + 1] = nullptr;
   ::execve("/proc/self/exe", argv, with);
 }

@@ -6,11 +6,12 @@
 //
 // libgomp reads its wait policy when it is loaded, so every measurement is a child process (this
 // program again, with --child) started with its own environment. The busy process is a forked
-// child pinned to one CPU that spins until it is killed after the measurement (or after a bound
-// of its own). Each round runs every configuration once, in a rotated order; the tables give the
-// median over rounds and the spread (max - min) / median.
+// child pinned to one CPU that spins until it is killed after the measurement (or with this
+// program, or after a bound of its own). Each round runs every configuration once, in a rotated
+// order; the tables give the median over rounds and the spread (max - min) / median.
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,7 @@ int run_child(const Case& c, double seconds, const std::string& cache, std::int6
 pid_t start_busy(int cpu, double bound) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // and with this program, should it end first
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
@@ -194,18 +196,19 @@ std::string ratio(double a, double b) {
 
 int run_driver(const std::vector<Case>& cases, double seconds, int rounds) {
   // The policies compared: libgomp's default (what GOMP_SPINCOUNT is when neither variable is
-  // set; set explicitly here so that the row means the same wherever it runs), passive, and
-  // short spins, jetpde's default among them.
-  const std::string jetpde_spin = compiler::kDefaultSpinCount;
+  // set; set explicitly here so that the row means the same wherever it runs), shorter spins and
+  // passive, jetpde's default (compiler/openmp_env.h) among them.
   std::vector<std::pair<std::string, std::string>> policies{
       {"libgomp default", "GOMP_SPINCOUNT=300000"},
-      {"passive", "OMP_WAIT_POLICY=passive"},
+      {"spin 10000", "GOMP_SPINCOUNT=10000"},
       {"spin 1000", "GOMP_SPINCOUNT=1000"},
-      {"spin " + jetpde_spin, "GOMP_SPINCOUNT=" + jetpde_spin}};
+      {"spin 100", "GOMP_SPINCOUNT=100"},
+      {"passive", "OMP_WAIT_POLICY=passive"}};
+  std::string jetpde_policy, jetpde_env = compiler::kDefaultWaitPolicy;
   for (auto& [name, env] : policies)
-    if (env == "GOMP_SPINCOUNT=" + jetpde_spin) name += " (jetpde)";
-  const std::string jetpde_policy = policies.back().first, jetpde_env = policies.back().second;
-  const std::vector<std::int64_t> thresholds{4096, 16384, compiler::kParallelMinElements, 131072,
+    if (env == jetpde_env) jetpde_policy = name += " (jetpde)";
+  if (jetpde_policy.empty()) policies.push_back({jetpde_policy = "jetpde", jetpde_env});
+  const std::vector<std::int64_t> thresholds{8192, compiler::kParallelMinElements, 131072, 524288,
                                              std::int64_t{1} << 40};
 
   std::vector<Config> configs;
