@@ -6,8 +6,9 @@
 // short parallel regions (kernels and GEMMs) with serial work between them, so the waiting
 // threads spin through most of a step; with another process on one of the cores they take its
 // time slices from the thread that has work, and a 2-thread step ran several times slower than a
-// 1-thread one (bench/threads/README.md has the figures). jetpde therefore starts its processes
-// with kDefaultWaitPolicy (passive), unless the user chose a policy (either variable set).
+// 1-thread one (bench/README.md, section "Threads", has the figures). jetpde therefore starts its
+// processes with kDefaultWaitPolicy (passive), unless the user chose a policy (either variable
+// set).
 //
 // Setting it in main is too late: programs link libgomp (the kernels, oneDNN and OpenBLAS all run
 // on it), so its constructor has run; and setenv before libc's own initialization (from
@@ -26,7 +27,7 @@ namespace jetpde::compiler {
 // The variable jetpde adds, as NAME=VALUE: a thread without work sleeps at once (libgomp's
 // GOMP_SPINCOUNT 0) instead of spinning for the next parallel region. Under any competing load it
 // was the fastest policy measured, by far, and no slower than short spins on 2 quiet threads
-// (bench/threads/README.md).
+// (bench/README.md, "Threads").
 inline constexpr const char* kDefaultWaitPolicy = "OMP_WAIT_POLICY=passive";
 
 // Whether `environment` (a null-terminated NAME=VALUE array) leaves the wait policy to jetpde:

@@ -24,7 +24,8 @@ std::string c_pointer(const Program& program, const View& v, bool writable);
 std::string c_element(const Program& program, const View& v, bool writable);
 
 // A kernel runs on the OpenMP team when its domain has at least this many elements (rows x cols),
-// else on the calling thread alone (bench/threads/README.md measured where 2 threads pay off).
+// else on the calling thread alone (bench/README.md, section "Threads", measures where 2 threads
+// pay off).
 inline constexpr std::int64_t kParallelMinElements = 32768;
 
 // The whole source for the CPU backend: one `extern "C" void jetpde_step<s>(char* arena)` per

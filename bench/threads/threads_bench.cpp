@@ -1,6 +1,6 @@
 // jetpde_threads_bench: steps per second of the compiled CPU executor on 1 and 2 OpenMP threads,
 // quiet and with a busy process competing for one core, for several OpenMP wait policies and
-// kernel parallel thresholds, all in one run (bench/threads/README.md).
+// kernel parallel thresholds, all in one run (bench/README.md, "Threads").
 //
 //   jetpde_threads_bench [--case NAME:POINTS]... [--seconds S] [--rounds R]
 //
