@@ -14,6 +14,7 @@
 #include "compiler/cpu_compiler.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
+#include "compiler/openmp_env.h"
 #include "equations/library.h"
 #include "io/config.h"
 #include "io/config_schema.h"
@@ -287,6 +288,7 @@ int info(const InfoArgs& a) {
 #ifdef _OPENMP
   std::printf("threads:       %d (OpenMP)\n", omp_get_max_threads());
 #endif
+  std::printf("OpenMP wait:   %s\n", compiler::openmp_wait_policy().c_str());
   std::printf("compile cache: %s\n", compiler::cache_directory(options.cpu).c_str());
   return 0;
 }

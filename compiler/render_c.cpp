@@ -41,19 +41,21 @@ std::string pointer(const Program& p, const View& v, bool writable) {
   return os.str();
 }
 
-void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, std::size_t step) {
+void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, std::size_t step,
+                   std::int64_t parallel_min_elements) {
   const std::int64_t rows = k.domain.rows, cols = k.domain.cols;
+  const bool parallel = rows * cols >= parallel_min_elements;
   bool row_reduce = false;
   for (const auto& r : k.reductions) row_reduce = row_reduce || r.over_rows;
   os << "extern \"C\" void " << kernel_symbol(step) << "(char* __restrict arena) {\n";
   // Per-thread partial sums over rows, combined in thread order (deterministic for a fixed
   // thread count).
   if (row_reduce) {
-    os << "  const int nt = " << (rows * cols >= 32768 ? "omp_get_max_threads()" : "1") << ";\n"
+    os << "  const int nt = " << (parallel ? "omp_get_max_threads()" : "1") << ";\n"
        << "  double* partial = (double*)calloc((size_t)nt * " << cols * k.reductions.size()
        << ", sizeof(double));\n";
   }
-  os << "  #pragma omp parallel if(" << (rows * cols >= 32768 ? "1" : "0") << ")\n  {\n";
+  os << "  #pragma omp parallel if(" << (parallel ? "1" : "0") << ")\n  {\n";
   if (row_reduce)
     os << "  double* acc = partial + (size_t)omp_get_thread_num() * " << cols * k.reductions.size()
        << ";\n";
@@ -206,13 +208,13 @@ std::string c_element(const Program& program, const View& v, bool writable) {
 
 std::string kernel_symbol(std::size_t step) { return "jetpde_step" + std::to_string(step); }
 
-std::string render_cpu_source(const Program& program) {
+std::string render_cpu_source(const Program& program, std::int64_t parallel_min_elements) {
   std::ostringstream os;
   os << kPreludeHead << c_math_using_lines() << kPreludeTail;
   for (std::size_t s = 0; s < program.steps.size(); ++s)
     if (const auto* k = std::get_if<Kernel>(&program.steps[s].op)) {
       os << kPartMarker;
-      render_kernel(os, program, *k, s);
+      render_kernel(os, program, *k, s, parallel_min_elements);
     }
   return os.str();
 }

@@ -19,6 +19,7 @@
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkXMLImageDataReader.h>
+#include "compiler/openmp_env.h"
 #include "io/checkpoint.h"
 #include "io/hdf5_read.h"
 #include "tests/support/scratch_dir.h"
@@ -35,10 +36,8 @@ struct Output {
   std::string text;  // stdout and stderr
 };
 
-// Runs `jetpde args` through the shell, one OpenMP thread, and collects its output.
-Output jetpde(const std::string& args) {
-  const std::string command =
-      "OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) + " " + args + " 2>&1";
+// Runs `command` through the shell and collects its output (stdout and stderr).
+Output shell(const std::string& command) {
   Output out;
   FILE* p = popen(command.c_str(), "r");
   char buf[4096];
@@ -46,6 +45,11 @@ Output jetpde(const std::string& args) {
   const int status = pclose(p);
   out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
+}
+
+// Runs `jetpde args` through the shell, one OpenMP thread, and collects its output.
+Output jetpde(const std::string& args) {
+  return shell("OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) + " " + args + " 2>&1");
 }
 
 class Cli : public jetpde::testing::ScratchDirTest {
@@ -534,6 +538,42 @@ TEST_F(Cli, HelpEverywhere) {
   const Output r = jetpde("run");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.text.find("config is required"), std::string::npos) << r.text;
+}
+
+// jetpde starts libgomp with its wait policy when the user set none, and leaves a user's
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT alone. libgomp prints what it started with
+// (OMP_DISPLAY_ENV=verbose, on stderr), so this checks what the runtime read, not only the
+// environment; the re-executed process keeps its arguments and exit status.
+TEST(CliOpenmp, WaitPolicyDefaultAndTheUsersOwn) {
+  const auto with_env = [](const std::string& env, const std::string& args) {
+    return shell("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + env +
+                 " OMP_NUM_THREADS=1 OMP_DISPLAY_ENV=verbose " + JETPDE_BINARY + " " + args +
+                 " 2>&1");
+  };
+  // jetpde's default is passive: libgomp then spins 0 times (300000 when nothing is set).
+  ASSERT_EQ(std::string(compiler::kDefaultWaitPolicy), "OMP_WAIT_POLICY=passive");
+  const std::string entry = compiler::kDefaultWaitPolicy, shown = "GOMP_SPINCOUNT = '0'";
+
+  Output r = with_env("", "info");
+  EXPECT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find(shown), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("OpenMP wait:   " + entry + " (jetpde's default)"), std::string::npos)
+      << r.text;
+
+  r = with_env("GOMP_SPINCOUNT=777", "info");
+  EXPECT_NE(r.text.find("GOMP_SPINCOUNT = '777'"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("OpenMP wait:   GOMP_SPINCOUNT=777 (environment)"), std::string::npos)
+      << r.text;
+
+  r = with_env("OMP_WAIT_POLICY=active", "info");
+  EXPECT_NE(r.text.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find(shown), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("OpenMP wait:   OMP_WAIT_POLICY=active (environment)"), std::string::npos)
+      << r.text;
+
+  r = with_env("", "run /nonexistent/config.yaml");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("/nonexistent/config.yaml"), std::string::npos) << r.text;
 }
 
 }  // namespace
