@@ -33,8 +33,19 @@ namespace fs = std::filesystem;
 std::string sci(double x) { return nn::detail::short_number(x, 3); }
 
 // The points of an eval: CSV columns named by coordinate, or an HDF5 dataset "points".
+MatrixD read_points_of(const std::string& file, const std::vector<std::string>& coords);
+
 MatrixD read_points(const std::string& file, const std::vector<std::string>& coords) {
+  MatrixD p = read_points_of(file, coords);
+  if (p.rows() == 0)
+    throw UserError("--points: '" + file + "' holds no points (a header and no rows?)");
+  return p;
+}
+
+MatrixD read_points_of(const std::string& file, const std::vector<std::string>& coords) {
   if (!fs::exists(file)) throw UserError("--points: no such file: " + file);
+  if (fs::is_directory(file))
+    throw UserError("--points: '" + file + "' is a folder; give a .csv, .h5 or .hdf5 file");
   const std::string ext = fs::path(file).extension().string();
   if (ext == ".csv") {
     const io::CsvTable t = io::read_csv(file);
@@ -115,6 +126,15 @@ int run(const RunArgs& a) {
   if (a.threads >= 0) overrides.push_back("threads=" + std::to_string(a.threads));
   const io::RunConfig config = io::load_run_config(a.config, overrides);
   set_threads(config.threads);
+  if (a.check) {
+    // Everything run() checks before it touches the run folder: the config, then the problem.
+    solvers::ProblemSpec spec = config.spec;
+    io::choose_device(config, spec, stderr);
+    solvers::Problem problem(spec);
+    std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss terms); nothing was run\n",
+                 a.config.c_str(), problem.objective().slot_names().size());
+    return 0;
+  }
   std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
                config.output.dir.c_str());
   const io::RunReport r = io::run(config, {.resume = a.resume, .max_steps = a.max_steps});
@@ -151,6 +171,16 @@ int run(const RunArgs& a) {
 }
 
 int eval(const EvalArgs& a) {
+  // Checked before anything is computed: a folder, or a folder that does not exist.
+  if (!a.output.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(a.output, ec))
+      throw UserError("--output: '" + a.output +
+                      "' is a folder; give a file name ending in .csv, .h5 or .vtu");
+    const fs::path parent = fs::path(a.output).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw UserError("--output: '" + a.output + "': no folder '" + parent.string() + "'");
+  }
   io::LoadedRun run = io::load_run(a.run_dir);
   set_threads(run.config.threads);
   const std::vector<std::string>& coords = run.config.spec.domain->coordinate_names();

@@ -131,7 +131,10 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["backend"] = compiler::backend_name(p.objective().executable().backend());
   j["precision"] = c.resolved["precision"].as<std::string>();
   j["files"] = r.files;
-  write_text_atomically(path, j.dump(2) + "\n");
+  // A name that is not UTF-8 (a file name from another system) is written with U+FFFD for the
+  // bytes that are not: summary.json is still written. (The config's texts are checked up front.)
+  write_text_atomically(path,
+                        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 // Validation against the reference every reference.every steps (else at the end): the error
@@ -201,6 +204,11 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   const double t0 = now();
   RunReport report;
   report.dir = c.output.dir;
+  // The problem first: what it rejects (a boundary piece, an expression) is found before the run
+  // folder is touched.
+  solvers::ProblemSpec spec = c.spec;
+  choose_device(c, spec, o.log);
+  solvers::Problem problem(spec);
   prepare_folder(c.output.dir);
   const std::string config_text = dump(c.resolved);
   const std::string checkpoint_path = c.output.dir + "/checkpoint.h5";
@@ -216,9 +224,6 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   }
   write_text_atomically(c.output.dir + "/config.yaml", config_text);
 
-  solvers::ProblemSpec spec = c.spec;
-  choose_device(c, spec, o.log);
-  solvers::Problem problem(spec);
   Eigen::VectorXd theta = problem.initial_theta(c.seed);
   const std::vector<solvers::Stage> stages = capped(c.stages, o.max_steps);
   solvers::Trainer trainer(problem.objective(), stages, c.weighting);

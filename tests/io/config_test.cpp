@@ -114,13 +114,13 @@ TEST(Config, WrongTypesAndValues) {
   expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: -1")); },
                     "test.yaml:4:8: geometry.min: expected a list of numbers, got '-1'");
   expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: [a]")); },
-                    "test.yaml:4:9: geometry.min[0]: 'a' is not a finite number");
+                    "test.yaml:4:9: geometry.min[0]: 'a' is not a number");
   expect_user_error([] { from(replaced(kBurgers, "type: interval", "type: rectangle")); },
                     "test.yaml:4:8: geometry.min: a rectangle needs 2 values, got 1");
   expect_user_error([] { from(replaced(kBurgers, "  type: interval\n", "")); },
                     "test.yaml:3:3: geometry.type: missing (required)");
   expect_user_error([] { from(replaced(kBurgers, "steps: 10", "steps: 0")); },
-                    "test.yaml:19:14: training.stages[0].steps: must be at least 1");
+                    "test.yaml:19:14: training.stages[0].steps: '0' is out of range (at least 1)");
 }
 
 TEST(Config, ExpressionErrorsKeepTheirColumn) {
