@@ -345,7 +345,7 @@ bool parse_integer(const std::string& s, long long* value) {
 }
 
 std::string number_text(double x) {
-  if (x >= 9.2e18) return "2^63 - 1";  // a seed's bound
+  if (x == 9223372036854775807.0) return "2^63 - 1";  // a seed's bound
   std::ostringstream s;
   s.precision(17);
   s << x;
