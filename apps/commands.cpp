@@ -13,6 +13,7 @@
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
 #include "equations/library.h"
+#include "equations/parser.h"
 #include "io/config.h"
 #include "io/config_schema.h"
 #include "io/csv.h"
@@ -131,8 +132,9 @@ int run(const RunArgs& a) {
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, stderr);
     solvers::Problem problem(spec);
-    std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss terms); nothing was run\n",
-                 a.config.c_str(), problem.objective().slot_names().size());
+    const std::size_t terms = problem.objective().slot_names().size();
+    std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
+                 a.config.c_str(), terms, terms == 1 ? "" : "s");
     return 0;
   }
   std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
@@ -187,27 +189,53 @@ int eval(const EvalArgs& a) {
   const MatrixD points = read_points(a.points, coords);
   const std::vector<std::string> names =
       a.fields.empty() ? run.config.spec.context.field_names() : a.fields;
+  for (const std::string& f : names) try {
+      equations::parse(f, run.config.spec.context);
+    } catch (const UserError& e) {
+      throw UserError("--fields: " + std::string(e.what()));
+    }
   const MatrixD values = run.problem->evaluate_expressions(run.theta, points, names);
   write_eval(a.output, points, values, coords, names);
   return 0;
 }
 
+// A YAML list of texts, each quoted: `d(u, x, 2)` stays one entry.
+std::string yaml_texts(const std::vector<std::string>& texts) {
+  std::string out = "[";
+  for (const std::string& t : texts) {
+    out += out.size() > 1 ? ", \"" : "\"";
+    for (char c : t) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    out += "\"";
+  }
+  return out + "]";
+}
+
 int export_fields(const ExportArgs& a) {
-  io::LoadedRun run = io::load_run(a.run_dir);
+  // The options become overrides of the run's output settings: checked (ranges, the grid's
+  // memory, the quantities' names) before anything is computed, like the config's own.
+  std::vector<std::string> overrides;
+  if (!a.grid.empty()) {
+    std::string grid;
+    for (int g : a.grid) grid += (grid.empty() ? "" : ",") + std::to_string(g);
+    overrides.push_back("output.grid=[" + grid + "]");
+  }
+  if (a.time_steps > 0) overrides.push_back("output.time_steps=" + std::to_string(a.time_steps));
+  if (!a.quantities.empty()) overrides.push_back("output.quantities=" + yaml_texts(a.quantities));
+  io::LoadedRun run = io::load_run(a.run_dir, overrides);
   set_threads(run.config.threads);
   const std::string dir = a.output.empty() ? a.run_dir : a.output;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError("--output: cannot create '" + dir + "': " + ec.message());
   const io::OutputOptions& o = run.config.output;
-  const std::vector<std::string> files = io::write_grid_output(
-      *run.problem, run.theta, dir,
-      {.grid = {a.grid.empty() ? o.grid : a.grid, a.time_steps > 0 ? a.time_steps : o.time_steps},
-       .quantities = a.quantities.empty() ? o.quantities : a.quantities,
-       .residuals = o.residuals,
-       .vtk = true,
-       .hdf5 = true,
-       .exact = io::exact_solution(run.config, *run.problem)});
+  const std::vector<std::string> files =
+      io::write_grid_output(*run.problem, run.theta, dir,
+                            {.grid = {o.grid, o.time_steps},
+                             .quantities = o.quantities,
+                             .residuals = o.residuals,
+                             .vtk = true,
+                             .hdf5 = true,
+                             .exact = io::exact_solution(run.config, *run.problem)});
   std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
   for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
   std::fprintf(stderr, " in %s\n", dir.c_str());

@@ -15,6 +15,7 @@
 #include "equations/library.h"
 #include "equations/parser.h"
 #include "geometry/ball.h"
+#include "geometry/boundary.h"
 #include "geometry/box.h"
 #include "geometry/csg.h"
 #include "geometry/polygon.h"
@@ -472,6 +473,17 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
              "'" + cond.coordinate + "' is not a coordinate (coordinates: " + joined(coords) + ")");
     if (cond.kind != Kind::periodic && cond.kind != Kind::data && cond.kind != Kind::residual)
       r.at(n["value"], path + ".value", [&] { equations::parse(cond.value, spec.context); });
+    const bool initial = cond.kind == Kind::initial_value || cond.kind == Kind::initial_rate;
+    if (initial && spec.context.time_index() < 0)
+      r.fail(n["kind"], path + ".kind",
+             "an initial condition needs a time coordinate (give geometry.time)");
+    if (!initial && cond.kind != Kind::periodic && cond.kind != Kind::data && !cond.on.empty())
+      r.at(n["on"], path + ".on", [&] {
+        const geometry::BoundaryPiece piece = geometry::BoundaryPiece::parse(*spec.domain, cond.on);
+        for (const auto& where : piece.conditions())
+          if (!where.fn)
+            geometry::compile_predicate(where.text, coords, geometry::kPredicateRelativeTolerance);
+      });
     if (cond.kind == Kind::residual)
       r.at(n["expression"], path + ".expression",
            [&] { equations::parse(cond.expression, spec.context); });

@@ -284,13 +284,13 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   return report;
 }
 
-LoadedRun load_run(const std::string& dir) {
+LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides) {
   const std::string config = dir + "/config.yaml", checkpoint = dir + "/checkpoint.h5";
   for (const std::string& f : {config, checkpoint})
     if (!fs::exists(f))
       throw UserError("'" + dir + "' is not a run folder: no " + fs::path(f).filename().string());
   LoadedRun run;
-  run.config = load_run_config(config);
+  run.config = load_run_config(config, overrides);
   // Relative data paths in config.yaml were resolved against the original config's folder.
   solvers::ProblemSpec spec = run.config.spec;
   choose_device(run.config, spec, stderr);

@@ -51,7 +51,9 @@ struct LoadedRun {
   Eigen::VectorXd theta;
   int step = 0;
 };
-LoadedRun load_run(const std::string& dir);
+// `overrides` (as --set gives them) change what the run folder's config.yaml says about the
+// output (export's --grid, --time-steps, --quantities), checked like the config itself.
+LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides = {});
 
 // The exact solution the config names (reference.exact or reference.expressions) at points
 // [n, coordinates] -> [n, fields]; empty when it names none. Holds references to both arguments.

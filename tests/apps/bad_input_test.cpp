@@ -185,6 +185,14 @@ const std::vector<Row> kRows = {
     {"", "eval {trained} --points {dir}/points.csv --output {dir}/no/such/u.csv", 1,
      "no folder '{dir}/no/such'"},
     {"", "eval {dir}/nothere --points {dir}/points.csv", 1, "is not a run folder"},
+    {"", "eval {trained} --points {dir}/points.csv --fields w", 1,
+     "--fields: in 'w': column 1: unknown name 'w'"},
+    {"", "export {trained} --grid 1", 1, "output.grid[0]: '1' is out of range (at least 2)"},
+    {"", "export {trained} --grid 1000000000", 1, "output.grid: an output grid of 1e+09 points"},
+    {"", "export {trained} --grid 5,5", 1, "output.grid: give one count (every axis) or one per"},
+    {"", "export {trained} --quantities u_q", 1, "output.quantities[0]: in 'u_q'"},
+    {"", "export {trained} --time-steps 100000", 1,
+     "output.time_steps: '100000' is out of range (at most 10000)"},
     // A flow mapping split at a comma (issue 18).
     {"conditions: [{kind: dirichlet, on: left, right}]", "", 1,
      "conditions[0].right: unknown key (known here: kind, name, field, on, value, alpha, beta, "
@@ -238,7 +246,11 @@ const std::vector<Row> kRows = {
     {"raw:- a\n- b\n", "", 1, "expected a mapping of keys at the top, got a list"},
     {"training: {stages: [{optimizer: adma}]}", "", 1, "'adma' is not one of adam, adamw, lbfgs"},
     {"reference: {expressions: {w: x}}", "", 1, "reference.expressions.w: 'w' is not a field"},
-    {"conditions: [{kind: dirichlet, on: nowhere}]", "", 1, "has no boundary piece 'nowhere'"},
+    {"conditions: [{kind: dirichlet, on: nowhere}]", "", 1,
+     ":4:36: conditions[0].on: interval [0, 1] has no boundary piece 'nowhere'"},
+    {"conditions: [{kind: dirichlet, on: \"x == \"}]", "", 1, "conditions[0].on: "},
+    {"conditions: [{kind: initial_value}]", "", 1,
+     "conditions[0].kind: an initial condition needs a time coordinate (give geometry.time)"},
 };
 
 struct Output {
