@@ -128,10 +128,12 @@ int run(const RunArgs& a) {
   const io::RunConfig config = io::load_run_config(a.config, overrides);
   set_threads(config.threads);
   if (a.check) {
-    // Everything run() checks before it touches the run folder: the config, then the problem.
+    // Everything run() checks before it touches the run folder: the config, the problem, the
+    // trainer.
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, stderr);
     solvers::Problem problem(spec);
+    const solvers::Trainer trainer(problem.objective(), config.stages, config.weighting);
     const std::size_t terms = problem.objective().slot_names().size();
     std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
                  a.config.c_str(), terms, terms == 1 ? "" : "s");

@@ -490,6 +490,8 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
     if (cond.kind == Kind::data) {
       if (!n["data"]) r.fail(n["kind"], path + ".data", "missing (a data condition needs it)");
       const PointData d = read_data(r, n["data"], path + ".data", coords, {cond.field});
+      if (d.points.rows() == 0)
+        r.fail(n["data"]["file"], path + ".data.file", "the file holds no points (no rows)");
       if (d.values.cols() != 1)
         r.fail(n["data"], path + ".data.fields", "a data condition takes one field");
       cond.data_points = d.points;
@@ -633,6 +635,8 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
   if (n["data"]) {
     ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
                          run.spec.context.field_names());
+    if (ref.data->points.rows() == 0)
+      r.fail(n["data"]["file"], "reference.data.file", "the file holds no points (no rows)");
     for (const std::string& f : ref.data->fields)
       if (run.spec.context.field_index(f) < 0)
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",

@@ -61,6 +61,11 @@ Ptr bounded(Ptr k, std::optional<double> lo, std::optional<double> hi, bool open
 Ptr at_least(double lo, Ptr k) { return bounded(std::move(k), lo, std::nullopt, false); }
 Ptr above(double lo, Ptr k) { return bounded(std::move(k), lo, std::nullopt, true); }
 Ptr within(double lo, double hi, Ptr k) { return bounded(std::move(k), lo, hi, false); }
+Ptr from_below(double lo, double hi, Ptr k) {  // [lo, hi)
+  auto copy = std::make_shared<Key>(*bounded(std::move(k), lo, hi, false));
+  copy->max_open = true;
+  return copy;
+}
 
 Ptr geometry_schema() {
   auto g = std::make_shared<Key>(*group(
@@ -251,7 +256,7 @@ Ptr build_schema() {
                             "fixed, learning-rate annealing or NTK weighting."),
                      at_least(
                          1, key("every", T::integer, "100", "Adam steps between weight updates.")),
-                     within(0, 1, key("momentum", T::number, "0.9", "Moving-average factor.")),
+                     from_below(0, 1, key("momentum", T::number, "0.9", "Moving-average factor.")),
                      at_least(0, key("causal_epsilon", T::number, "0",
                                      "Causal weighting strength (needs sampling.time_chunks > "
                                      "1)."))})}),
@@ -359,10 +364,13 @@ std::string range_text(const Key& k, bool full) {
   std::optional<double> lo = k.min, hi = k.max;
   if (full && integer && !lo) lo = -2147483648.0;
   if (full && integer && !hi) hi = 2147483647.0;
-  if (lo && hi && !k.min_open) return "from " + number_text(*lo) + " to " + number_text(*hi);
+  if (lo && hi && !k.min_open && !k.max_open)
+    return "from " + number_text(*lo) + " to " + number_text(*hi);
   std::string out;
   if (lo) out = (k.min_open ? "above " : "at least ") + number_text(*lo);
-  if (hi) out += (out.empty() ? "" : " and ") + std::string("at most ") + number_text(*hi);
+  if (hi)
+    out += (out.empty() ? "" : " and ") + std::string(k.max_open ? "below " : "at most ") +
+           number_text(*hi);
   return out;
 }
 
@@ -375,8 +383,8 @@ void check_range(const Key& k, double v, const std::string& written, const YAML:
   std::string bound;
   if (v < lo || (k.min_open && v <= lo))
     bound = (k.min_open ? "above " : "at least ") + number_text(lo);
-  else if (v > hi)
-    bound = "at most " + number_text(hi);
+  else if (v > hi || (k.max_open && v >= hi))
+    bound = (k.max_open ? "below " : "at most ") + number_text(hi);
   if (!bound.empty()) fail(n, src, path, written + " is out of range (" + bound + ")");
 }
 
@@ -527,7 +535,8 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
                                                         : T::string,
                         .min = k.min,
                         .max = k.max,
-                        .min_open = k.min_open};
+                        .min_open = k.min_open,
+                        .max_open = k.max_open};
       if (n.IsScalar() && k.type == T::strings) {
         YAML::Node out(YAML::NodeType::Sequence);
         out.push_back(n.Scalar());

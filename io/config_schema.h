@@ -38,9 +38,9 @@ struct Key {
   bool optional = false;  // an object that is absent unless given (otherwise its defaults apply)
   std::vector<std::string> choices;
   // integer, number and their lists: the allowed range, checked where the value is read (every
-  // integer also fits an `int` unless `max` says more; `min_open`: strictly above `min`).
+  // integer also fits an `int` unless `max` says more; `*_open`: strictly above / below).
   std::optional<double> min, max;
-  bool min_open = false;
+  bool min_open = false, max_open = false;
   std::string doc;
   std::vector<std::shared_ptr<const Key>> children;  // object and list
 

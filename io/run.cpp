@@ -204,11 +204,14 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   const double t0 = now();
   RunReport report;
   report.dir = c.output.dir;
-  // The problem first: what it rejects (a boundary piece, an expression) is found before the run
-  // folder is touched.
+  // The problem and the trainer first: what they reject (a boundary piece, a weighting) is found
+  // before the run folder is touched.
   solvers::ProblemSpec spec = c.spec;
   choose_device(c, spec, o.log);
   solvers::Problem problem(spec);
+  Eigen::VectorXd theta = problem.initial_theta(c.seed);
+  const std::vector<solvers::Stage> stages = capped(c.stages, o.max_steps);
+  solvers::Trainer trainer(problem.objective(), stages, c.weighting);
   prepare_folder(c.output.dir);
   const std::string config_text = dump(c.resolved);
   const std::string checkpoint_path = c.output.dir + "/checkpoint.h5";
@@ -224,9 +227,6 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   }
   write_text_atomically(c.output.dir + "/config.yaml", config_text);
 
-  Eigen::VectorXd theta = problem.initial_theta(c.seed);
-  const std::vector<solvers::Stage> stages = capped(c.stages, o.max_steps);
-  solvers::Trainer trainer(problem.objective(), stages, c.weighting);
   int total = 0;
   for (const auto& s : stages) total += s.steps;
 

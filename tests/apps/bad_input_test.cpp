@@ -141,6 +141,10 @@ const std::vector<Row> kRows = {
     {"constants: {c: log(0)}", "", 1, "constants.c: 'log(0)' evaluates to -inf"},
     {"constants: {c: sqrt(0-1)}", "", 1, "constants.c: 'sqrt(0-1)' evaluates to"},
     {"parameters: {k: 1/0}", "", 1, "parameters.k: '1/0' evaluates to inf"},
+    {"conditions: [{kind: data, data: {file: {dir}/uheader.csv}}]", "", 1,
+     "conditions[0].data.file: the file holds no points (no rows)"},
+    {"reference: {data: {file: {dir}/uheader.csv}}", "", 1,
+     "reference.data.file: the file holds no points (no rows)"},
     {"conditions: [{kind: data, data: {file: d.csv, samples: -1}}]", "", 1,
      "conditions[0].data.samples: '-1' is out of range (at least 0)"},
     {"conditions: [{kind: data, data: {file: d.csv, noise: -0.5}}]", "", 1,
@@ -219,7 +223,9 @@ const std::vector<Row> kRows = {
     {"", "--set training.stages.0.gradient_tolerance=-1", 1, "gradient_tolerance: '-1' is out of"},
     {"", "--set training.weighting.every=0", 1, "training.weighting.every: '0' is out of range"},
     {"", "--set training.weighting.momentum=1.5", 1,
-     "training.weighting.momentum: '1.5' is out of range (at most 1)"},
+     "training.weighting.momentum: '1.5' is out of range (below 1)"},
+    {"", "--set training.weighting.momentum=1", 1,
+     "training.weighting.momentum: '1' is out of range (below 1)"},
     {"", "--set training.weighting.causal_epsilon=-1", 1, "causal_epsilon: '-1' is out of range"},
     {"", "--set network.fourier_sigma=0", 1,
      "network.fourier_sigma: '0' is out of range (above 0)"},
@@ -313,6 +319,7 @@ TEST_F(BadInput, EveryRowGivesItsStatusAndMessageAndWritesNothing) {
   const std::string dir = dir_.string();
   std::ofstream(dir_ / "header.csv") << "x\n";
   std::ofstream(dir_ / "points.csv") << "x\n0.5\n";
+  std::ofstream(dir_ / "uheader.csv") << "x,u\n";
   std::string trained;
   for (std::size_t i = 0; i < kRows.size(); ++i) {
     const Row& row = kRows[i];

@@ -151,7 +151,7 @@ TEST(Config, RangesAreDeclaredOnceAndChecked) {
   expect_user_error([] { from(kBurgers, {"seed=-1"}); },
                     "test.yaml: seed: '-1' is out of range (at least 0)");
   expect_user_error([] { from(kBurgers, {"training.weighting.momentum=2"}); },
-                    "test.yaml: training.weighting.momentum: '2' is out of range (at most 1)");
+                    "test.yaml: training.weighting.momentum: '2' is out of range (below 1)");
   const std::string table = schema_markdown();
   EXPECT_NE(table.find("| `training.stages[].steps` | integer, at least 1 | `1000` |"),
             std::string::npos);
