@@ -395,17 +395,25 @@ void check_scalar(const Key& k, const YAML::Node& n, const std::string& src,
   switch (k.type) {
     case T::integer: {
       long long i;
-      if (!parse_integer(s, &i)) {
-        // All digits but too long for 64 bits: out of range, not "not an integer".
-        const bool digits = s.find_first_of("0123456789") != std::string::npos &&
-                            s.find_first_not_of("+-0123456789") == std::string::npos;
-        fail(n, src, path,
-             "'" + s + "' " +
-                 (digits ? "is out of range (at most " + number_text(k.max.value_or(2147483647.0)) +
-                               ")"
-                         : "is not an integer"));
+      if (parse_integer(s, &i)) {
+        check_range(k, static_cast<double>(i), "'" + s + "'", n, src, path);
+        break;
       }
-      check_range(k, static_cast<double>(i), "'" + s + "'", n, src, path);
+      // All digits but too long for 64 bits: out of range, not "not an integer".
+      const bool digits = s.find_first_of("0123456789") != std::string::npos &&
+                          s.find_first_not_of("+-0123456789") == std::string::npos;
+      if (digits)
+        fail(n, src, path,
+             "'" + s + "' is out of range (at most " + number_text(k.max.value_or(2147483647.0)) +
+                 ")");
+      // 1e4, 2^12: a number or constant expression with a whole value.
+      double d;
+      std::string why;
+      if (!number_value(s, &d, &why) || d != std::floor(d))
+        fail(n, src, path, "'" + s + "' is not an integer");
+      check_range(k, d, "'" + s + "' (= " + number_text(d) + ")", n, src, path);
+      YAML::Node node = n;
+      node = number_text(d);
       break;
     }
     case T::number: {

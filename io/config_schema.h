@@ -52,8 +52,8 @@ const Key& config_schema();
 
 // `config` checked against the schema, with every default filled in. UserError naming the key
 // path, with `source:line:column:` when the node has a position (a --set override has none).
-// Numbers may be constant expressions (`pi/2`, `0.01/pi`): evaluated once, the node then holds
-// the value. YAML aliases are followed, but a config that expands to more than
+// Numbers may be constant expressions (`pi/2`, `0.01/pi`), integers too when the value is whole
+// (`1e4`, `2^12`): evaluated once, the node then holds the value. YAML aliases are followed, but a config that expands to more than
 // `max_config_values` values, or nests deeper than `max_config_depth`, is refused (a "billion
 // laughs" file, a cycle).
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source);

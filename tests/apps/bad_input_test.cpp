@@ -77,6 +77,10 @@ const std::vector<Row> kRows = {
     {"training: {stages: [{optimizer: adam, steps: 2, learning_rate: 0.01/pi}]}", "", 0, kCheck},
     {"", "--set network.fourier_sigma=2*pi", 0, kCheck},
     {"", "--set seed=+5", 0, kCheck},
+    {"", "--set training.stages.0.steps=1e4 --set sampling.interior_points=2^4", 0, kCheck},
+    {"", "--set training.stages.0.steps=1e10", 1,
+     "training.stages[0].steps: '1e10' (= 10000000000) is out of range (at most 2147483647)"},
+    {"", "--set training.stages.0.steps=2.5", 1, "'2.5' is not an integer"},
     {"constants: {c: 0.01/pi}", "", 0, kCheck},
     // Alias expansion is bounded (issue 11 item 3).
     {kLaughs, "", 1, "the config expands to more than 100000 values"},
