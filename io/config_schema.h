@@ -27,6 +27,7 @@ struct Key {
     numbers,   // a list of numbers
     integers,  // a list of whole numbers
     strings,   // a list of texts (a single text counts as a list of one)
+    points,    // a list of points, each a list of numbers: [[0, 0], [1, 0]]
     table,     // a mapping name -> number or expression text (constants, parameters)
     object,    // a mapping with the keys `children`
     list       // a list of objects, each with the keys `children`
@@ -53,9 +54,9 @@ const Key& config_schema();
 // `config` checked against the schema, with every default filled in. UserError naming the key
 // path, with `source:line:column:` when the node has a position (a --set override has none).
 // Numbers may be constant expressions (`pi/2`, `0.01/pi`), integers too when the value is whole
-// (`1e4`, `2^12`): evaluated once, the node then holds the value. YAML aliases are followed, but a config that expands to more than
-// `max_config_values` values, or nests deeper than `max_config_depth`, is refused (a "billion
-// laughs" file, a cycle).
+// (`1e4`, `2^12`): evaluated once, the node then holds the value. YAML aliases are followed, but a
+// config that expands to more than `max_config_values` values, or nests deeper than
+// `max_config_depth`, is refused (a "billion laughs" file, a cycle).
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source);
 inline constexpr long max_config_values = 100000;
 inline constexpr long max_config_depth = 32;
