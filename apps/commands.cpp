@@ -16,6 +16,7 @@
 #include "compiler/executable.h"
 #include "compiler/openmp_env.h"
 #include "equations/library.h"
+#include "equations/parser.h"
 #include "io/config.h"
 #include "io/config_schema.h"
 #include "io/data_files.h"
@@ -39,6 +40,8 @@ std::string sci(double x) { return nn::detail::short_number(x, 3); }
 // the file has one and not the coordinates by name, else a column or array per coordinate.
 MatrixD read_points(const std::string& file, const std::vector<std::string>& coords) {
   if (!fs::exists(file)) throw UserError("--points: no such file: " + file);
+  if (fs::is_directory(file))
+    throw UserError("--points: '" + file + "' is a folder; give a data file");
   try {
     const std::unique_ptr<io::DataSource> source = io::open_data_file(file);
     const bool by_name = std::all_of(coords.begin(), coords.end(),
@@ -149,6 +152,18 @@ int run(const RunArgs& a) {
   if (a.threads >= 0) overrides.push_back("threads=" + std::to_string(a.threads));
   const io::RunConfig config = io::load_run_config(a.config, overrides);
   set_threads(config.threads);
+  if (a.check) {
+    // Everything run() checks before it touches the run folder: the config, the problem, the
+    // trainer.
+    solvers::ProblemSpec spec = config.spec;
+    io::choose_device(config, spec, stderr);
+    solvers::Problem problem(spec);
+    const solvers::Trainer trainer(problem.objective(), config.stages, config.weighting);
+    const std::size_t terms = problem.objective().slot_names().size();
+    std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
+                 a.config.c_str(), terms, terms == 1 ? "" : "s");
+    return 0;
+  }
   std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
                config.output.dir.c_str());
   catch_stop_signals();
@@ -214,12 +229,27 @@ std::string precision_note(const io::LoadedRun& run) {
 }  // namespace
 
 int eval(const EvalArgs& a) {
+  // Checked before anything is computed: a folder, or a folder that does not exist.
+  if (!a.output.empty()) {
+    std::error_code ec;
+    if (fs::is_directory(a.output, ec))
+      throw UserError("--output: '" + a.output +
+                      "' is a folder; give a file name ending in .csv, .h5 or .vtu");
+    const fs::path parent = fs::path(a.output).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw UserError("--output: '" + a.output + "': no folder '" + parent.string() + "'");
+  }
   io::LoadedRun run = load(a.run_dir, a.load);
   set_threads(run.config.threads);
   const std::vector<std::string>& coords = run.config.spec.domain->coordinate_names();
   const MatrixD points = read_points(a.points, coords);
   const std::vector<std::string> names =
       a.fields.empty() ? run.config.spec.context.field_names() : a.fields;
+  for (const std::string& f : names) try {
+      equations::parse(f, run.config.spec.context);
+    } catch (const UserError& e) {
+      throw UserError("--fields: " + std::string(e.what()));
+    }
   const MatrixD values = run.problem->evaluate_expressions(run.theta, points, names);
   write_eval(a.output, points, values, coords, names);
   std::fflush(stdout);
@@ -230,22 +260,44 @@ int eval(const EvalArgs& a) {
   return 0;
 }
 
+// A YAML list of texts, each quoted: `d(u, x, 2)` stays one entry.
+std::string yaml_texts(const std::vector<std::string>& texts) {
+  std::string out = "[";
+  for (const std::string& t : texts) {
+    out += out.size() > 1 ? ", \"" : "\"";
+    for (char c : t) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    out += "\"";
+  }
+  return out + "]";
+}
+
 int export_fields(const ExportArgs& a) {
-  io::LoadedRun run = load(a.run_dir, a.load);
+  // The options become overrides of the run's output settings: checked (ranges, the grid's
+  // memory, the quantities' names) before anything is computed, like the config's own.
+  LoadArgs options = a.load;
+  std::vector<std::string>& overrides = options.overrides;
+  if (!a.grid.empty()) {
+    std::string grid;
+    for (int g : a.grid) grid += (grid.empty() ? "" : ",") + std::to_string(g);
+    overrides.push_back("output.grid=[" + grid + "]");
+  }
+  if (a.time_steps > 0) overrides.push_back("output.time_steps=" + std::to_string(a.time_steps));
+  if (!a.quantities.empty()) overrides.push_back("output.quantities=" + yaml_texts(a.quantities));
+  io::LoadedRun run = load(a.run_dir, options);
   set_threads(run.config.threads);
   const std::string dir = a.output.empty() ? a.run_dir : a.output;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError("--output: cannot create '" + dir + "': " + ec.message());
   const io::OutputOptions& o = run.config.output;
-  const std::vector<std::string> files = io::write_grid_output(
-      *run.problem, run.theta, dir,
-      {.grid = {a.grid.empty() ? o.grid : a.grid, a.time_steps > 0 ? a.time_steps : o.time_steps},
-       .quantities = a.quantities.empty() ? o.quantities : a.quantities,
-       .residuals = o.residuals,
-       .vtk = true,
-       .hdf5 = true,
-       .exact = io::exact_solution(run.config, *run.problem)});
+  const std::vector<std::string> files =
+      io::write_grid_output(*run.problem, run.theta, dir,
+                            {.grid = {o.grid, o.time_steps},
+                             .quantities = o.quantities,
+                             .residuals = o.residuals,
+                             .vtk = true,
+                             .hdf5 = true,
+                             .exact = io::exact_solution(run.config, *run.problem)});
   std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
   for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
   std::fprintf(stderr, " in %s, %s\n", dir.c_str(), precision_note(run).c_str());

@@ -12,6 +12,7 @@ struct RunArgs {
   std::string config;
   std::vector<std::string> overrides;  // --set KEY=VALUE
   bool resume = false;
+  bool check = false;  // --check: validate the config and build the problem, then stop
   int max_steps = 0;
   std::string output;    // --output DIR (output.dir)
   std::string progress;  // --progress MODE (output.progress)

@@ -1,6 +1,6 @@
 // The jetpde command: run a YAML config, evaluate or export a trained run, describe the build.
 //
-//   jetpde run examples/burgers.yaml [--set training.stages.0.steps=500] [--resume]
+//   jetpde run examples/burgers.yaml [--set training.stages.0.steps=500] [--resume] [--check]
 //   jetpde eval runs/burgers --points points.csv --fields u,u_x [--precision fp64] [--set K=V]
 //   jetpde export runs/burgers --grid 201 --time-steps 51 [--precision fp64] [--set K=V]
 //   jetpde info [--equations] [--config-reference]
@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run_args.overrides,
                       "Override a config value: KEY.PATH=VALUE (list entries by index: "
                       "training.stages.0.steps=100); repeatable");
+  run_cmd->add_flag("--check", run_args.check,
+                    "Validate the config and build the problem, then stop (no run folder, no "
+                    "training)");
   run_cmd->add_flag("--resume", run_args.resume,
                     "Continue from the run folder's checkpoint.h5 (same config, same threads)");
   run_cmd

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -186,8 +187,16 @@ HistoryWriter::HistoryWriter(const std::string& path, std::vector<std::string> s
     std::string line;
     std::getline(in, line);
     if (line == head)
-      while (std::getline(in, line)) {
-        if (line.empty() || std::stol(line.substr(0, line.find(','))) > resume_step) break;
+      for (int number = 2; std::getline(in, line); ++number) {
+        if (line.empty()) break;
+        const std::string first = line.substr(0, line.find(','));
+        long step = 0;
+        const auto [end, ec] = std::from_chars(first.data(), first.data() + first.size(), step);
+        if (ec != std::errc() || end != first.data() + first.size())
+          throw UserError(path + ":" + std::to_string(number) +
+                          ": --resume: not a row of history.csv (it starts with '" +
+                          first.substr(0, 40) + "', not a step number); remove the line");
+        if (step > resume_step) break;
         kept.push_back(line);
       }
   }

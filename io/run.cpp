@@ -129,19 +129,6 @@ void check_validation_size(const RunConfig& c, long long points) {
                "give fewer points (reference.points)");
 }
 
-// The output grid: its coordinates, the fields (and their exact values and errors), the
-// quantities and residuals per point.
-void check_output_size(const RunConfig& c) {
-  const bool has_time = c.spec.context.time_index() >= 0;
-  const long long points =
-      grid_point_count(*c.spec.domain, {c.output.grid, c.output.time_steps}, has_time);
-  const auto per_point =
-      static_cast<double>(c.spec.domain->bounds().dim() + 3 * c.spec.context.field_names().size() +
-                          c.output.quantities.size() + c.spec.equations.size());
-  check_memory("output.grid", "the fields on the output grid", points, per_point,
-               "give fewer points per axis (output.grid, output.time_steps)");
-}
-
 // Points to measure the error at: the reference data, or for an exact solution
 // validation_point_count() points (a grid, or sampled in the domain).
 MatrixD validation_points(const RunConfig& c) {
@@ -236,7 +223,10 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["backend"] = compiler::backend_name(p.objective().executable().backend());
   j["precision"] = c.resolved["precision"].as<std::string>();
   j["files"] = r.files;
-  write_text_atomically(path, j.dump(2) + "\n");
+  // A name that is not UTF-8 (a file name from another system) is written with U+FFFD for the
+  // bytes that are not: summary.json is still written. (The config's texts are checked up front.)
+  write_text_atomically(path,
+                        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 // Derived metrics (reference.metrics): each expression of the network's fields against the same
@@ -376,7 +366,14 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   const double t0 = now();
   RunReport report;
   report.dir = c.output.dir;
-  check_output_size(c);
+  // The problem and the trainer first: what they reject (a boundary piece, a weighting) is found
+  // before the run folder is touched.
+  solvers::ProblemSpec spec = c.spec;
+  choose_device(c, spec, o.log);
+  solvers::Problem problem(spec);
+  Eigen::VectorXd theta = problem.initial_theta(c.seed);
+  const std::vector<solvers::Stage> stages = capped(c.stages, o.max_steps);
+  solvers::Trainer trainer(problem.objective(), stages, c.weighting);
   prepare_folder(c.output.dir);
   const std::string config_text = dump(c.resolved);
   const std::string checkpoint_path = c.output.dir + "/checkpoint.h5";
@@ -392,12 +389,6 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   }
   write_text_atomically(c.output.dir + "/config.yaml", config_text);
 
-  solvers::ProblemSpec spec = c.spec;
-  choose_device(c, spec, o.log);
-  solvers::Problem problem(spec);
-  Eigen::VectorXd theta = problem.initial_theta(c.seed);
-  const std::vector<solvers::Stage> stages = capped(c.stages, o.max_steps);
-  solvers::Trainer trainer(problem.objective(), stages, c.weighting);
   int total = 0;
   for (const auto& s : stages) total += s.steps;
 

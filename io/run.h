@@ -68,6 +68,8 @@ struct LoadedRun {
   Eigen::VectorXd theta;
   int step = 0;
 };
+// `overrides` (as --set gives them) change what the run folder's config.yaml says about the
+// output (export's --grid, --time-steps, --quantities), checked like the config itself.
 LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides = {});
 
 // The exact solution the config names (reference.exact or reference.expressions) at points
