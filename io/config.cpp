@@ -5,21 +5,27 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
+#include <thread>
+
+#include <unistd.h>
 
 #include "autodiff/errors.h"
 #include "equations/library.h"
 #include "equations/parser.h"
 #include "geometry/ball.h"
+#include "geometry/boundary.h"
 #include "geometry/box.h"
 #include "geometry/csg.h"
 #include "geometry/polygon.h"
+#include "geometry/stl.h"
 #include "geometry/time_product.h"
 #include "io/config_schema.h"
-#include "io/csv.h"
-#include "io/hdf5_read.h"
+#include "io/data_files.h"
 #include "nn/activation.h"
+#include "nn/detail/names.h"
 #include "nn/init.h"
 
 namespace jetpde::io {
@@ -73,6 +79,12 @@ std::vector<std::string> texts(const YAML::Node& n) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& s : names) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 std::vector<int> integers(const YAML::Node& n) {
   std::vector<int> out;
   if (n)
@@ -122,9 +134,19 @@ geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::str
       for (std::size_t i = 0; i < v.size(); i += 2) vertices.push_back({v[i], v[i + 1]});
       return geometry::polygon(vertices);
     }
+    if (type == "stl") {
+      if (!g["file"]) r.fail(g["type"], path + ".file", "missing (an stl geometry needs it)");
+      return r.at(g["file"], path + ".file", [&] {
+        return geometry::GeometryPtr(geometry::stl(r.path_of(g["file"].as<std::string>())));
+      });
+    }
     const YAML::Node of = g["of"];
     if (!of || of.size() < 2)
       r.fail(g["type"], path + ".of", "a " + type + " needs at least two shapes in `of`");
+    for (std::size_t i = 0; i < of.size(); ++i)
+      if (of[i]["time"])
+        r.fail(of[i]["time"], path + ".of[" + std::to_string(i) + "].time",
+               "a time interval belongs on the outermost geometry, not on a shape it combines");
     geometry::GeometryPtr out = shape(r, of[0], path + ".of[0]");
     for (std::size_t i = 1; i < of.size(); ++i) {
       geometry::GeometryPtr next = shape(r, of[i], path + ".of[" + std::to_string(i) + "]");
@@ -153,87 +175,22 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
   });
 }
 
-// The fields' values at out.points, one dataset each (any shape, as many values as points, in
-// the points' order).
-void read_hdf5_values(const std::string& file,
-                      const std::vector<std::pair<std::string, std::string>>& fields,
-                      PointData& out) {
-  const Eigen::Index n = out.points.rows();
-  out.values.resize(n, static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const Dataset d = read_dataset(file, fields[f].second);
-    if (static_cast<Eigen::Index>(d.values.size()) != n)
-      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
-                      " values for " + std::to_string(n) + " points");
-    out.values.col(static_cast<Eigen::Index>(f)) =
-        Eigen::Map<const Eigen::ArrayXd>(d.values.data(), n);
-    out.fields.push_back(fields[f].first);
-  }
-}
-
 }  // namespace
 
 PointData read_hdf5_grid(const std::string& file,
                          const std::vector<std::pair<std::string, std::string>>& axes,
                          const std::vector<std::string>& coords,
                          const std::vector<std::pair<std::string, std::string>>& fields) {
-  std::vector<std::vector<double>> axis_values;
-  std::vector<int> column;
-  for (const auto& [name, dataset] : axes) {
-    const auto it = std::find(coords.begin(), coords.end(), name);
-    if (it == coords.end()) throw UserError("'" + name + "' is not a coordinate of this problem");
-    column.push_back(static_cast<int>(it - coords.begin()));
-    axis_values.push_back(read_dataset(file, dataset).values);
-  }
-  if (axis_values.size() != coords.size())
-    throw UserError("the grid names " + std::to_string(axis_values.size()) + " of the " +
-                    std::to_string(coords.size()) + " coordinates");
-  Eigen::Index n = 1;
-  for (const auto& a : axis_values) n *= static_cast<Eigen::Index>(a.size());
-  PointData out;
-  out.points.resize(n, static_cast<Eigen::Index>(coords.size()));
-  for (Eigen::Index k = 0; k < n; ++k) {
-    Eigen::Index rest = k;
-    for (std::size_t a = axis_values.size(); a-- > 0;) {
-      const auto len = static_cast<Eigen::Index>(axis_values[a].size());
-      out.points(k, column[a]) = axis_values[a][static_cast<std::size_t>(rest % len)];
-      rest /= len;
-    }
-  }
-  read_hdf5_values(file, fields, out);
-  return out;
+  const std::string ext = fs::path(file).extension().string();
+  if (ext != ".h5" && ext != ".hdf5")
+    throw UserError("'" + file + "': expected an HDF5 file (.h5, .hdf5)");
+  return read_point_data(*open_data_file(file),
+                         {.axes = axes, .coordinates = coords, .fields = fields});
 }
 
 namespace {
 
 // ---- data files --------------------------------------------------------------------------------
-
-PointData read_hdf5_points(const std::string& file, const std::string& points,
-                           const std::vector<std::string>& coords,
-                           const std::vector<std::pair<std::string, std::string>>& fields) {
-  PointData out;
-  out.points = read_dataset(file, points).matrix();
-  if (out.points.cols() != static_cast<Eigen::Index>(coords.size()))
-    throw UserError("dataset '" + points + "' has " + std::to_string(out.points.cols()) +
-                    " columns for " + std::to_string(coords.size()) + " coordinates");
-  read_hdf5_values(file, fields, out);
-  return out;
-}
-
-PointData read_csv_points(const std::string& file, const std::vector<std::string>& coords,
-                          const std::vector<std::pair<std::string, std::string>>& fields) {
-  const CsvTable table = read_csv(file);
-  PointData out;
-  out.points.resize(table.values.rows(), static_cast<Eigen::Index>(coords.size()));
-  for (std::size_t c = 0; c < coords.size(); ++c)
-    out.points.col(static_cast<Eigen::Index>(c)) = table.values.col(table.column(coords[c]));
-  out.values.resize(table.values.rows(), static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    out.values.col(static_cast<Eigen::Index>(f)) = table.values.col(table.column(fields[f].second));
-    out.fields.push_back(fields[f].first);
-  }
-  return out;
-}
 
 // A random subset and noise, both from the source's seed.
 void subsample_and_perturb(PointData& d, int samples, double noise, std::uint64_t seed) {
@@ -266,27 +223,23 @@ PointData read_data(const Reader& r, const YAML::Node& n, const std::string& pat
                     const std::vector<std::string>& coords, std::vector<std::string> wanted) {
   const std::string file = r.path_of(n["file"].as<std::string>());
   if (!fs::exists(file)) r.fail(n["file"], path + ".file", "no such file: " + file);
-  std::vector<std::pair<std::string, std::string>> fields;
+  DataLayout layout{.coordinates = coords};
   if (const YAML::Node map = n["fields"]) {
     wanted.clear();
     for (const auto& item : map)
-      fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+      layout.fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
   } else {
-    for (const std::string& f : wanted) fields.push_back({f, f});
+    for (const std::string& f : wanted) layout.fields.push_back({f, f});
   }
-  const std::string ext = fs::path(file).extension().string();
-  PointData d = r.at(n["file"], path, [&] {
-    if (ext == ".csv") return read_csv_points(file, coords, fields);
-    if (ext != ".h5" && ext != ".hdf5")
-      throw UserError("'" + file + "': expected a .h5, .hdf5 or .csv file");
-    if (n["points"]) return read_hdf5_points(file, n["points"].as<std::string>(), coords, fields);
-    if (!n["coordinates"])
-      throw UserError("an HDF5 source needs `coordinates` (a grid) or `points`");
-    std::vector<std::pair<std::string, std::string>> axes;
+  if (n["coordinates"])
     for (const auto& item : n["coordinates"])
-      axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
-    return read_hdf5_grid(file, axes, coords, fields);
-  });
+      layout.axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+  if (n["points"]) layout.points = n["points"].as<std::string>();
+  if (!layout.axes.empty() && !layout.points.empty())
+    r.fail(n["points"], path + ".points", "give `coordinates` (a grid) or `points`, not both");
+  const DataFileOptions options{.columns = texts(n["columns"])};
+  PointData d = r.at(n["file"], path,
+                     [&] { return read_point_data(*open_data_file(file, options), layout); });
   subsample_and_perturb(d, n["samples"].as<int>(), n["noise"].as<double>(),
                         n["seed"].as<std::uint64_t>());
   return d;
@@ -301,6 +254,9 @@ double constant_value(const Reader& r, const YAML::Node& v, const std::string& p
     double value = 0;
     if (!equations::constant_value(e.expr, &value))
       throw UserError("'" + v.as<std::string>() + "' is not a constant");
+    if (!std::isfinite(value))
+      throw UserError("'" + v.as<std::string>() + "' evaluates to " + std::to_string(value) +
+                      ": a constant must be finite");
     return value;
   });
 }
@@ -315,6 +271,7 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
   std::string time_name = tp ? coords.back() : "";
   if (tp) coords.pop_back();
   const YAML::Node eqs = c["equations"];
+  if (!eqs || eqs.size() == 0) r.fail(c, "equations", "missing (at least one equation)");
   int library_entries = 0;
   for (std::size_t i = 0; i < eqs.size(); ++i) {
     const YAML::Node e = eqs[i];
@@ -430,6 +387,15 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
     if (n["name"]) cond.name = n["name"].as<std::string>();
     cond.field = n["field"].as<std::string>();
     cond.on = n["on"] ? n["on"].as<std::string>() : "";
+    if (const YAML::Node at = n["at"]) {
+      if (at.size() == 0)
+        r.fail(at, path + ".at", "no points (give at least one, or leave out `at`)");
+      cond.at.resize(static_cast<Eigen::Index>(at.size()), static_cast<Eigen::Index>(at[0].size()));
+      for (std::size_t p = 0; p < at.size(); ++p)
+        for (std::size_t j = 0; j < at[p].size(); ++j)
+          cond.at(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(j)) =
+              at[p][j].as<double>();
+    }
     cond.value = n["value"].as<std::string>();
     cond.alpha = n["alpha"].as<double>();
     cond.beta = n["beta"].as<double>();
@@ -442,6 +408,32 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
       r.fail(n["kind"], path + ".expression", "missing (a residual condition needs it)");
     if (cond.kind == Kind::periodic && cond.coordinate.empty())
       r.fail(n["kind"], path + ".coordinate", "missing (a periodic condition needs it)");
+    // Checked here, against what the user wrote: the problem parses them again inside a
+    // residual it builds ("(u) - (g)"), whose columns are not the user's.
+    if (cond.kind != Kind::residual && spec.context.field_index(cond.field) < 0)
+      r.fail(n["field"], path + ".field",
+             "'" + cond.field + "' is not a field (fields: " + joined(spec.context.field_names()) +
+                 ")");
+    if (cond.kind == Kind::periodic &&
+        std::find(coords.begin(), coords.end(), cond.coordinate) == coords.end())
+      r.fail(n["coordinate"], path + ".coordinate",
+             "'" + cond.coordinate + "' is not a coordinate (coordinates: " + joined(coords) + ")");
+    if (cond.kind != Kind::periodic && cond.kind != Kind::data && cond.kind != Kind::residual)
+      r.at(n["value"], path + ".value", [&] { equations::parse(cond.value, spec.context); });
+    const bool initial = cond.kind == Kind::initial_value || cond.kind == Kind::initial_rate;
+    if (initial && spec.context.time_index() < 0)
+      r.fail(n["kind"], path + ".kind",
+             "an initial condition needs a time coordinate (give geometry.time)");
+    if (!initial && cond.kind != Kind::periodic && cond.kind != Kind::data && !cond.on.empty())
+      r.at(n["on"], path + ".on", [&] {
+        const geometry::BoundaryPiece piece = geometry::BoundaryPiece::parse(*spec.domain, cond.on);
+        for (const auto& where : piece.conditions())
+          if (!where.fn)
+            geometry::compile_predicate(where.text, coords, geometry::kPredicateRelativeTolerance);
+      });
+    if (cond.kind == Kind::residual)
+      r.at(n["expression"], path + ".expression",
+           [&] { equations::parse(cond.expression, spec.context); });
     if (cond.kind == Kind::data) {
       if (!n["data"]) r.fail(n["kind"], path + ".data", "missing (a data condition needs it)");
       const PointData d = read_data(r, n["data"], path + ".data", coords, {cond.field});
@@ -450,11 +442,22 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
       cond.data_points = d.points;
       cond.data_values = d.values;
     }
+    if (cond.at.rows() > 0)
+      r.at(n["at"], path + ".at", [&] { solvers::check_fixed_points(cond, *spec.domain); });
     spec.conditions.push_back(cond);
   }
   const YAML::Node hard = c["hard_constraints"];
   for (std::size_t i = 0; hard && i < hard.size(); ++i) {
     const YAML::Node n = hard[i];
+    const std::string path = "hard_constraints[" + std::to_string(i) + "]";
+    const std::string field = n["field"].as<std::string>();
+    if (spec.context.field_index(field) < 0)
+      r.fail(n["field"], path + ".field", "'" + field + "' is not a field");
+    r.at(n["value"], path + ".value",
+         [&] { equations::parse(n["value"].as<std::string>(), spec.context); });
+    if (n["distance"])
+      r.at(n["distance"], path + ".distance",
+           [&] { equations::parse(n["distance"].as<std::string>(), spec.context); });
     spec.hard_constraints.push_back(
         {.field = n["field"].as<std::string>(),
          .value = n["value"].as<std::string>(),
@@ -540,6 +543,11 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
   run.weighting.every = w["every"].as<int>();
   run.weighting.momentum = w["momentum"].as<double>();
   run.weighting.causal_epsilon = w["causal_epsilon"].as<double>();
+  run.max_time = t["max_time"].as<double>();
+  if (run.max_time < 0) r.fail(t["max_time"], "training.max_time", "must not be negative");
+  run.target_error = t["target_error"].as<double>();
+  if (run.target_error < 0)
+    r.fail(t["target_error"], "training.target_error", "must not be negative");
 }
 
 void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
@@ -556,7 +564,8 @@ void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
     r.fail(s["adaptive"], "sampling.adaptive", "needs sampling.resample_every > 0");
 }
 
-void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
+void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
+  const YAML::Node n = c["reference"];
   Reference& ref = run.reference;
   ref.exact = n["exact"].as<std::string>();
   ref.every = n["every"].as<int>();
@@ -569,8 +578,22 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
       r.at(item.second, "reference.expressions." + field,
            [&] { equations::parse(ref.expressions[field], run.spec.context); });
     }
+  if (!ref.expressions.empty())
+    for (const std::string& f : run.spec.context.field_names())
+      if (!ref.expressions.count(f))
+        r.fail(n["expressions"], "reference.expressions",
+               "no exact solution for field '" + f + "' (give one per field)");
   if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
+  ref.points = n["points"].as<int>();
+  if (ref.points < 0) r.fail(n["points"], "reference.points", "must not be negative");
+  if (n["metrics"])
+    for (const auto& item : n["metrics"]) {
+      const std::string name = item.first.as<std::string>();
+      ref.metrics[name] = item.second.as<std::string>();
+      r.at(item.second, "reference.metrics." + name,
+           [&] { equations::parse(ref.metrics[name], run.spec.context); });
+    }
   if (n["data"]) {
     ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
                          run.spec.context.field_names());
@@ -579,21 +602,145 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
                "'" + f + "' is not a field of this problem");
   }
+  const YAML::Node t = c["training"];
+  if (run.target_error > 0 && !ref.any())
+    r.fail(t["target_error"], "training.target_error",
+           "needs a reference to measure the error against (reference.exact, expressions or "
+           "data)");
+  if (run.target_error > 0 && ref.every < 1)
+    r.fail(t["target_error"], "training.target_error",
+           "needs reference.every > 0 (the error is only measured at the end otherwise)");
 }
 
-void build_output(const YAML::Node& o, RunConfig& run) {
+void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
   OutputOptions& out = run.output;
   out.dir = o["dir"] ? o["dir"].as<std::string>() : "runs/" + run.name;
   out.checkpoint_every = o["checkpoint_every"].as<int>();
-  out.history_every = std::max(1, o["history_every"].as<int>());
+  out.history_every = o["history_every"].as<int>();
   out.progress = o["progress"].as<std::string>();
-  out.progress_every = std::max(1, o["progress_every"].as<int>());
+  out.progress_every = o["progress_every"].as<int>();
   out.grid = integers(o["grid"]);
+  const std::size_t space = static_cast<std::size_t>(run.spec.domain->bounds().dim() -
+                                                     (run.spec.context.time_index() >= 0));
+  if (out.grid.size() != 1 && out.grid.size() != space)
+    r.fail(o["grid"], "output.grid",
+           "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
+               "), got " + std::to_string(out.grid.size()));
   out.time_steps = o["time_steps"].as<int>();
   out.quantities = texts(o["quantities"]);
+  // Parsed now, not after training: an unknown name is found before anything runs.
+  for (std::size_t i = 0; i < out.quantities.size(); ++i)
+    r.at(o["quantities"].IsSequence() ? o["quantities"][i] : o["quantities"],
+         "output.quantities[" + std::to_string(i) + "]",
+         [&] { equations::parse(out.quantities[i], run.spec.context); });
   out.residuals = o["residuals"].as<bool>();
   out.vtk = o["vtk"].as<bool>();
   out.hdf5 = o["hdf5"].as<bool>();
+}
+
+// ---- sizes -------------------------------------------------------------------------------------
+
+// Memory this process may still use: MemAvailable from /proc/meminfo, else the physical memory.
+double available_memory() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) return std::stod(line.substr(13)) * 1024.0;
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+         static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string bytes_text(double b) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+  int u = 0;
+  while (b >= 1000 && u < 6) {
+    b /= 1000;
+    ++u;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.3g %s", b, units[u]);
+  return text;
+}
+
+// What the run will hold in memory, estimated from the config before anything is allocated:
+// point sets and their activations (with derivatives) in training, the parameters with the
+// optimizers' state, the output grid and its arrays. Each is refused with its estimate when it
+// exceeds the memory available (not std::bad_alloc after training).
+void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
+  const solvers::ProblemSpec& spec = run.spec;
+  const double available = available_memory();
+  const double d = static_cast<double>(spec.domain->bounds().dim());
+  const double fields = static_cast<double>(spec.context.field_names().size());
+  const nn::NetworkSpec& net = spec.network;
+  // Network: widths of the activations per point, parameters.
+  double widths = 2.0 * net.fourier.features, parameters = 0, in = d;
+  for (const auto& p : net.periodic) in += 2.0 * p.harmonics;
+  if (net.fourier.features > 0) {
+    parameters += in * net.fourier.features;
+    in = 2.0 * net.fourier.features;
+  }
+  for (int h : net.hidden) {
+    parameters += (in + 1) * h;
+    widths += h;
+    in = h;
+  }
+  parameters += (in + 1) * fields;
+  // Derivatives carried per activation (value, first and second order: what most PDEs take).
+  const double jets = 1 + d + d * (d + 1) / 2;
+  const auto refuse = [&](const YAML::Node& n, const std::string& path, double need,
+                          const std::string& what, const std::string& advice = "") {
+    if (need > available)
+      r.fail(n, path,
+             what + " needs about " + bytes_text(need) + ", more than the " +
+                 bytes_text(available) + " of memory available" +
+                 (advice.empty() ? "" : "; " + advice));
+  };
+  int lbfgs_history = 0;
+  for (const auto& s : run.stages)
+    if (s.optimizer == solvers::Stage::Optimizer::lbfgs)
+      lbfgs_history = std::max(lbfgs_history, s.lbfgs.history);
+  refuse(c["network"]["hidden"], "network", parameters * 8 * (4 + 2.0 * lbfgs_history),
+         "a network of " + nn::detail::short_number(parameters, 3) +
+             " parameters (with the optimizer's state)");
+  const double per_point = (widths + d + fields) * jets * 8 * 2;
+  refuse(c["network"]["fourier_features"], "network.fourier_features",
+         net.fourier.features * (d + 2.0 * spec.interior_points * jets) * 8,
+         std::to_string(net.fourier.features) + " Fourier features at " +
+             std::to_string(spec.interior_points) + " points");
+  double points = spec.interior_points;
+  for (const auto& cond : spec.conditions)
+    points += cond.kind == Kind::periodic ? 2.0 * cond.points
+              : cond.kind == Kind::data   ? static_cast<double>(cond.data_points.rows())
+                                          : cond.points;
+  refuse(c["sampling"]["interior_points"], "sampling", points * per_point,
+         "training on " + nn::detail::short_number(points, 3) +
+             " points (interior and conditions) with a network of " +
+             nn::detail::short_number(widths, 3) + " activations per point");
+  if (run.adaptive) {
+    const double candidates =
+        run.adaptive_candidates > 0 ? run.adaptive_candidates : 8.0 * spec.interior_points;
+    refuse(c["sampling"]["adaptive_candidates"], "sampling.adaptive_candidates",
+           candidates * per_point,
+           "adaptive resampling over " + nn::detail::short_number(candidates, 3) + " candidates");
+  }
+  if (spec.time_chunks > spec.interior_points)
+    r.fail(c["sampling"]["time_chunks"], "sampling.time_chunks",
+           std::to_string(spec.time_chunks) + " chunks of " + std::to_string(spec.interior_points) +
+               " interior points: at most one chunk per point");
+  // The output grid: every level's arrays are kept for fields.h5 (the values only: what the
+  // evaluation needs on top depends on the compiled plan).
+  const bool has_time = spec.context.time_index() >= 0;
+  const std::size_t space = static_cast<std::size_t>(d) - (has_time ? 1 : 0);
+  double grid = 1;
+  for (std::size_t a = 0; a < space; ++a)
+    grid *= run.output.grid.size() == 1 ? run.output.grid[0] : run.output.grid[a];
+  const double levels = has_time ? run.output.time_steps : 1;
+  const double arrays = 3 * fields + static_cast<double>(run.output.quantities.size()) +
+                        static_cast<double>(spec.equations.size()) + 1 + d;
+  const YAML::Node o = c["output"];
+  refuse(o["grid"], "output.grid", grid * levels * arrays * 8,
+         "an output grid of " + nn::detail::short_number(grid, 3) + " points" +
+             (has_time ? " x " + std::to_string(run.output.time_steps) + " time levels" : ""),
+         "give fewer points per axis (output.grid, output.time_steps)");
 }
 
 RunConfig build(const YAML::Node& c, const Reader& r) {
@@ -605,6 +752,11 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   run.device = c["device"].as<std::string>();
   run.require_device = c["require_device"].as<bool>();
   run.threads = c["threads"].as<int>();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (run.threads > 4 * cores)
+    r.fail(c["threads"], "threads",
+           std::to_string(run.threads) + " is more than 4 x the " + std::to_string(cores) +
+               " cores of this machine (0: all cores)");
   const std::string precision = c["precision"].as<std::string>();
   run.spec.precision = precision == "fp64"   ? compiler::PrecisionPolicy::fp64
                        : precision == "bf16" ? compiler::PrecisionPolicy::bf16
@@ -619,8 +771,9 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_conditions(r, c, run);
   build_network(r, c["network"], run);
   build_training(r, c, run);
-  build_reference(r, c["reference"], run);
-  build_output(c["output"], run);
+  build_reference(r, c, run);
+  build_output(r, c["output"], run);
+  check_sizes(r, c, run);
   return run;
 }
 
@@ -635,6 +788,14 @@ void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
         fs::absolute(fs::path(base_dir.empty() ? "." : base_dir) / p).lexically_normal().string();
   };
   if (raw["reference"] && raw["reference"].IsMap()) fix(raw["reference"]["data"]);
+  // Geometry files (type stl), at any depth of `of`.
+  const std::function<void(YAML::Node)> fix_geometry = [&](YAML::Node g) {
+    if (!g.IsMap()) return;
+    fix(g);
+    if (g["of"] && g["of"].IsSequence())
+      for (std::size_t i = 0; i < g["of"].size(); ++i) fix_geometry(g["of"][i]);
+  };
+  if (raw["geometry"]) fix_geometry(raw["geometry"]);
   if (raw["conditions"] && raw["conditions"].IsSequence())
     for (std::size_t i = 0; i < raw["conditions"].size(); ++i)
       if (raw["conditions"][i].IsMap()) fix(raw["conditions"][i]["data"]);
@@ -656,12 +817,26 @@ RunConfig run_config_from_text(const std::string& text, const std::string& sourc
     throw UserError(source + ": expected a mapping of keys at the top, got " +
                     (raw.IsSequence() ? std::string("a list") : "'" + raw.Scalar() + "'"));
   for (const std::string& o : overrides) apply_override(raw, o);
-  if (raw.IsMap()) absolute_data_paths(raw, base_dir);
-  const YAML::Node resolved = resolve_config(raw, source);
-  return build(resolved, Reader{source, base_dir});
+  // Paths made absolute once the config is known to expand to a bounded size (resolve_config
+  // checks that first): the walk through geometry.of would follow aliases without end.
+  YAML::Node resolved = resolve_config(raw, source);
+  absolute_data_paths(resolved, base_dir);
+  try {
+    return build(resolved, Reader{source, base_dir});
+  } catch (const YAML::Exception& e) {
+    // The schema let through something a reader did not expect: still the user's input, so a
+    // UserError with the place rather than an internal error.
+    throw UserError((e.mark.is_null() ? source
+                                      : source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                            std::to_string(e.mark.column + 1)) +
+                    ": unexpected value: " + e.msg);
+  }
 }
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw UserError(path + ": is a folder, not a config file (give a .yaml file)");
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot read the config file (" + std::strerror(errno) + ")");
   std::stringstream text;

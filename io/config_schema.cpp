@@ -1,11 +1,13 @@
 #include "io/config_schema.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
 #include <sstream>
 
 #include "autodiff/errors.h"
+#include "equations/parser.h"
 
 namespace jetpde::io {
 namespace {
@@ -48,26 +50,48 @@ Ptr required(Ptr k) {
   return copy;
 }
 
+// Ranges: at least `lo`; above `lo`; within [lo, hi].
+Ptr bounded(Ptr k, std::optional<double> lo, std::optional<double> hi, bool open) {
+  auto copy = std::make_shared<Key>(*k);
+  copy->min = lo;
+  copy->max = hi;
+  copy->min_open = open;
+  return copy;
+}
+Ptr at_least(double lo, Ptr k) { return bounded(std::move(k), lo, std::nullopt, false); }
+Ptr above(double lo, Ptr k) { return bounded(std::move(k), lo, std::nullopt, true); }
+Ptr within(double lo, double hi, Ptr k) { return bounded(std::move(k), lo, hi, false); }
+Ptr from_below(double lo, double hi, Ptr k) {  // [lo, hi)
+  auto copy = std::make_shared<Key>(*bounded(std::move(k), lo, hi, false));
+  copy->max_open = true;
+  return copy;
+}
+
 Ptr geometry_schema() {
   auto g = std::make_shared<Key>(*group(
       "geometry", T::object,
       "The spatial domain, optionally times a time interval. Boxes: `min`, `max`; disk and "
-      "sphere: `center`, `radius`; polygon: `vertices`; union, intersection, difference: `of`.",
+      "sphere: `center`, `radius`; polygon: `vertices`; stl: `file`; union, intersection, "
+      "difference: `of`.",
       {required(choice("type",
                        {"interval", "rectangle", "box", "hypercube", "disk", "sphere", "polygon",
-                        "union", "intersection", "difference"},
+                        "stl", "union", "intersection", "difference"},
                        "",
                        "The shape, or how the shapes in `of` combine (difference: the first "
                        "minus the others).")),
        key("min", T::numbers, "", "Lower corner of an interval, rectangle, box or hypercube."),
        key("max", T::numbers, "", "Upper corner."),
        key("center", T::numbers, "", "Center of a disk or sphere."),
-       key("radius", T::number, "", "Radius of a disk or sphere."),
+       above(0, key("radius", T::number, "", "Radius of a disk or sphere.")),
        key("vertices", T::numbers, "",
            "Polygon vertices, counter-clockwise, flattened: [x0, y0, x1, y1, ...]."),
+       key("file", T::string, "",
+           "stl: a closed triangle mesh, ASCII or binary STL (a 3-D solid; needs VTK); a "
+           "relative path is relative to the config file's folder."),
        key("coordinates", T::strings, "",
            "Names of the spatial coordinates (default x, y, z; x1, x2, ... above 3-D)."),
-       key("time", T::numbers, "", "[t0, t1]: the domain is the shape times this time interval."),
+       key("time", T::numbers, "",
+           "[t0, t1]: the domain is the shape times this time interval (outermost shape only)."),
        key("time_coordinate", T::string, "t", "Name of the time coordinate.")}));
   // `of` holds geometries with these same keys, itself included: a cycle of shared pointers,
   // which lives as long as the program does.
@@ -81,26 +105,38 @@ Ptr geometry_schema() {
   return g;
 }
 
+// A seed: any whole number from 0 to 2^63 - 1.
+Ptr seed_key(std::string name, std::string doc) {
+  return within(0, 9223372036854775807.0, key(std::move(name), T::integer, "0", std::move(doc)));
+}
+
 Ptr data_source(std::string name, std::string doc) {
   auto k = std::make_shared<Key>(*group(
       std::move(name), T::object, std::move(doc),
       {required("file", T::string,
-                "HDF5 (.h5, .hdf5) or CSV (.csv) file; a relative path is relative to the "
-                "config file's folder."),
+                "Data file: text table (.csv, .dat, .txt, .tsv), HDF5 (.h5, .hdf5), NumPy (.npy, "
+                ".npz) or MATLAB (.mat, v5 and v7.3); a relative path is relative to the config "
+                "file's folder."),
+       key("columns", T::strings, "",
+           "Names of a text table's columns when it has no header line (`[x, y, u, v, p]`; a "
+           "header line, if any, is then skipped), or of the columns of a file's only 2-D array "
+           "([rows, columns], e.g. a .npy)."),
        key("coordinates", T::table, "",
-           "HDF5: coordinate name -> dataset of its axis values (a grid), in the order of the "
-           "value datasets' axes; CSV: not used (columns are named by coordinate)."),
+           "A grid: coordinate name -> 1-D array (dataset, variable) of its axis values, in the "
+           "order of the value arrays' dimensions, each value array's shape equal to the axes' "
+           "lengths."),
        key("points", T::string, "",
-           "HDF5: a dataset [n, dims] of scattered points, columns in coordinate order (instead "
-           "of `coordinates`)."),
+           "An array [n, dims] of scattered points, columns in coordinate order (instead of "
+           "`coordinates`). Without either, each coordinate is the column or array of its name."),
        key("fields", T::table, "",
-           "Field name -> dataset (HDF5) or column (CSV) holding its values; default: each "
-           "field's own name."),
-       key("samples", T::integer, "0", "Use a random subset of this many points (0: all)."),
-       key("noise", T::number, "0",
-           "Gaussian noise added to the values, as a fraction of each field's standard "
-           "deviation."),
-       key("seed", T::integer, "0", "Seed of the subset and the noise.")}));
+           "Field name -> column or array holding its values (a complex array `w` is `w.re` and "
+           "`w.im`); default: each field's own name."),
+       at_least(
+           0, key("samples", T::integer, "0", "Use a random subset of this many points (0: all).")),
+       at_least(0, key("noise", T::number, "0",
+                       "Gaussian noise added to the values, as a fraction of each field's "
+                       "standard deviation.")),
+       seed_key("seed", "Seed of the subset and the noise.")}));
   k->optional = true;
   return k;
 }
@@ -110,27 +146,32 @@ Ptr stage_schema() {
       "stages", T::list, "Optimizer stages, run in order.",
       {key("name", T::string, "", "Label in the progress line and history (default: optimizer)."),
        choice("optimizer", {"adam", "adamw", "lbfgs"}, "adam", "The optimizer."),
-       key("steps", T::integer, "1000", "Adam updates, or L-BFGS iterations."),
-       key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate."),
+       at_least(1, key("steps", T::integer, "1000", "Adam updates, or L-BFGS iterations.")),
+       above(0, key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate.")),
        choice("schedule", {"constant", "exponential", "step", "cosine"}, "constant",
               "Adam: learning-rate schedule."),
-       key("decay_rate", T::number, "0.9", "exponential, step: factor per `decay_steps`."),
-       key("decay_steps", T::integer, "1000", "exponential, step: steps per decay."),
-       key("min_learning_rate", T::number, "0", "cosine: the final rate."),
-       key("warmup_steps", T::integer, "0", "Linear warm-up from 0 over this many steps."),
-       key("weight_decay", T::number, "0", "Adam: L2 penalty; AdamW: decoupled decay."),
-       key("history", T::integer, "50", "L-BFGS: stored correction pairs."),
-       key("gradient_tolerance", T::number, "1e-9", "L-BFGS: stop when max |g| is below."),
-       key("function_tolerance", T::number, "1e-12",
-           "L-BFGS: stop when the relative change of the loss is below."),
-       key("max_evaluations", T::integer, "0", "L-BFGS: loss evaluations in all (0: no limit).")});
+       above(0,
+             key("decay_rate", T::number, "0.9", "exponential, step: factor per `decay_steps`.")),
+       at_least(1, key("decay_steps", T::integer, "1000", "exponential, step: steps per decay.")),
+       at_least(0, key("min_learning_rate", T::number, "0", "cosine: the final rate.")),
+       at_least(
+           0, key("warmup_steps", T::integer, "0", "Linear warm-up from 0 over this many steps.")),
+       at_least(0,
+                key("weight_decay", T::number, "0", "Adam: L2 penalty; AdamW: decoupled decay.")),
+       at_least(1, key("history", T::integer, "50", "L-BFGS: stored correction pairs.")),
+       at_least(
+           0, key("gradient_tolerance", T::number, "1e-9", "L-BFGS: stop when max |g| is below.")),
+       at_least(0, key("function_tolerance", T::number, "1e-12",
+                       "L-BFGS: stop when the relative change of the loss is below.")),
+       at_least(0, key("max_evaluations", T::integer, "0",
+                       "L-BFGS: loss evaluations in all (0: no limit)."))});
 }
 
 Ptr build_schema() {
   return group(
       "", T::object, "",
       {key("name", T::string, "", "Run name (default: the config file's name)."),
-       key("seed", T::integer, "0", "Seed of the network's initialization and the sampling."),
+       seed_key("seed", "Seed of the network's initialization and the sampling."),
        choice("precision", {"fp64", "fp32", "bf16", "fp16", "auto"}, "fp32",
               "Arithmetic of the compiled training step."),
        choice("device", {"auto", "cpu", "cuda"}, "auto",
@@ -138,7 +179,9 @@ Ptr build_schema() {
               "the CPU with a warning when none answers; cpu."),
        key("require_device", T::boolean, "false",
            "With device: cuda, no GPU is an error instead of a fallback."),
-       key("threads", T::integer, "0", "CPU threads (0: all cores)."), geometry_schema(),
+       at_least(0, key("threads", T::integer, "0",
+                       "CPU threads (0: all cores; at most 4 x the cores).")),
+       geometry_schema(),
        key("fields", T::strings, "",
            "The unknown fields (the network's outputs); default: a library equation's, else u."),
        key("constants", T::table, "", "Named constants: number or expression (`0.01/pi`)."),
@@ -156,7 +199,7 @@ Ptr build_schema() {
               key("trainable", T::strings, "[]",
                   "Library: parameters to train (their values are initial guesses)."),
               key("name", T::string, "", "Loss-term name (default pde, pde2, ...)."),
-              key("weight", T::number, "1", "Initial loss weight.")}),
+              at_least(0, key("weight", T::number, "1", "Initial loss weight."))}),
        group("conditions", T::list, "Boundary, initial and data conditions.",
              {required(choice("kind",
                               {"dirichlet", "neumann", "robin", "periodic", "initial_value",
@@ -167,14 +210,18 @@ Ptr build_schema() {
               key("on", T::string, "",
                   "Boundary piece: a name (left, x_min, top, spatial, initial, ...) or a "
                   "predicate (`x == 0 and y > 0.5`); empty: the whole boundary."),
+              key("at", T::points, "",
+                  "Instead of `on`: fixed points in the domain, `[[0, 0], [1, 0]]` (pinning a "
+                  "value at a corner); dirichlet, neumann, robin and residual."),
               key("value", T::string, "0", "g: an expression of the coordinates."),
               key("alpha", T::number, "1", "robin: alpha u + beta du/dn = g."),
               key("beta", T::number, "1", "robin."),
               key("coordinate", T::string, "", "periodic: the periodic coordinate."),
-              key("derivatives", T::integer, "0", "periodic: orders 0..this are matched."),
+              within(0, 8,
+                     key("derivatives", T::integer, "0", "periodic: orders 0..this are matched.")),
               key("expression", T::string, "", "residual: any expression = 0 on the piece."),
-              key("points", T::integer, "256", "Sampled points (periodic: pairs)."),
-              key("weight", T::number, "1", "Initial loss weight."),
+              at_least(1, key("points", T::integer, "256", "Sampled points (periodic: pairs).")),
+              at_least(0, key("weight", T::number, "1", "Initial loss weight.")),
               data_source("data", "data: the measurements to fit.")}),
        group("hard_constraints", T::list,
              "Conditions built into a field: field = value + D * network, exact where D = 0.",
@@ -183,42 +230,57 @@ Ptr build_schema() {
               key("on", T::string, "",
                   "Pieces for an automatic D (comma-separated; empty: the whole boundary)."),
               key("distance", T::string, "", "D as an expression, instead of `on`.")}),
-       group("network", T::object, "The neural network.",
-             {choice("architecture", {"mlp", "modified_mlp"}, "mlp", "Plain or modified MLP."),
-              key("hidden", T::integers, "[64, 64, 64, 64]", "Hidden layer widths."),
-              choice("activation", {"tanh", "sin", "silu", "sigmoid", "softplus"}, "tanh",
-                     "Activation."),
-              choice("init", {"glorot_normal", "glorot_uniform", "he_normal", "he_uniform"},
-                     "glorot_normal", "Weight initializer (seeded by `seed`)."),
-              key("normalize", T::boolean, "true",
-                  "Map the domain's bounding box to [-1, 1] at the input."),
-              key("fourier_features", T::integer, "0", "Random Fourier features (0: none)."),
-              key("fourier_sigma", T::number, "1", "Their frequency scale."),
-              group("periodic", T::list, "Exactly periodic inputs (cos/sin embedding).",
-                    {required("coordinate", T::string, "The periodic coordinate."),
-                     required("period", T::number, "Its period."),
-                     key("harmonics", T::integer, "1", "Frequencies 1..harmonics.")})}),
-       group("sampling", T::object, "Collocation points.",
-             {choice("method", {"random", "lhs", "halton", "sobol", "grid"}, "sobol",
-                     "Point sequence."),
-              key("interior_points", T::integer, "2048", "Interior collocation points."),
-              key("resample_every", T::integer, "0",
-                  "Draw every point set again every this many Adam steps (0: never)."),
-              key("adaptive", T::boolean, "false",
-                  "Residual-based adaptive resampling (RAD) of the interior points."),
-              key("adaptive_candidates", T::integer, "0",
-                  "RAD: candidates per draw (0: 8 x interior_points)."),
-              key("time_chunks", T::integer, "1",
-                  "Causal weighting: interior points ordered by time in this many chunks.")}),
+       group(
+           "network", T::object, "The neural network.",
+           {choice("architecture", {"mlp", "modified_mlp"}, "mlp", "Plain or modified MLP."),
+            at_least(1, key("hidden", T::integers, "[64, 64, 64, 64]", "Hidden layer widths.")),
+            choice("activation", {"tanh", "sin", "silu", "sigmoid", "softplus"}, "tanh",
+                   "Activation."),
+            choice("init", {"glorot_normal", "glorot_uniform", "he_normal", "he_uniform"},
+                   "glorot_normal", "Weight initializer (seeded by `seed`)."),
+            key("normalize", T::boolean, "true",
+                "Map the domain's bounding box to [-1, 1] at the input."),
+            at_least(
+                0, key("fourier_features", T::integer, "0", "Random Fourier features (0: none).")),
+            above(0, key("fourier_sigma", T::number, "1", "Their frequency scale.")),
+            group("periodic", T::list, "Exactly periodic inputs (cos/sin embedding).",
+                  {required("coordinate", T::string, "The periodic coordinate."),
+                   above(0, required("period", T::number, "Its period.")),
+                   at_least(1, key("harmonics", T::integer, "1", "Frequencies 1..harmonics."))})}),
+       group(
+           "sampling", T::object, "Collocation points.",
+           {choice("method", {"random", "lhs", "halton", "sobol", "grid"}, "sobol",
+                   "Point sequence."),
+            at_least(1, key("interior_points", T::integer, "2048", "Interior collocation points.")),
+            at_least(0, key("resample_every", T::integer, "0",
+                            "Draw every point set again every this many Adam steps (0: "
+                            "never).")),
+            key("adaptive", T::boolean, "false",
+                "Residual-based adaptive resampling (RAD) of the interior points."),
+            at_least(0, key("adaptive_candidates", T::integer, "0",
+                            "RAD: candidates per draw (0: 8 x interior_points).")),
+            at_least(1, key("time_chunks", T::integer, "1",
+                            "Causal weighting: interior points ordered by time in this many "
+                            "chunks (at most interior_points)."))}),
        group("training", T::object, "Optimization.",
              {stage_schema(),
               group("weighting", T::object, "Loss weights.",
                     {choice("kind", {"fixed", "annealing", "ntk"}, "fixed",
                             "fixed, learning-rate annealing or NTK weighting."),
-                     key("every", T::integer, "100", "Adam steps between weight updates."),
-                     key("momentum", T::number, "0.9", "Moving-average factor."),
-                     key("causal_epsilon", T::number, "0",
-                         "Causal weighting strength (needs sampling.time_chunks > 1).")})}),
+                     at_least(
+                         1, key("every", T::integer, "100", "Adam steps between weight updates.")),
+                     from_below(0, 1, key("momentum", T::number, "0.9", "Moving-average factor.")),
+                     at_least(0, key("causal_epsilon", T::number, "0",
+                                     "Causal weighting strength (needs sampling.time_chunks > "
+                                     "1)."))}),
+              at_least(0, key("max_time", T::number, "0",
+                              "Wall-time budget in seconds (0: none): training stops after the "
+                              "first step that ends past it (setup counted), with a checkpoint, "
+                              "the fields and summary.json (status time_limit); `--resume` "
+                              "continues.")),
+              at_least(0, key("target_error", T::number, "0",
+                              "Stop at the first validation whose rel_l2 is below this (0: never; "
+                              "needs a reference with `every` > 0); status target_reached."))}),
        group("reference", T::object, "What to measure the error against.",
              {choice("exact", {"none", "burgers_sine"}, "none",
                      "A built-in exact solution: burgers_sine is Burgers with u0 = -sin(pi x) on "
@@ -226,25 +288,43 @@ Ptr build_schema() {
               key("expressions", T::table, "",
                   "Field -> exact solution as an expression of the coordinates."),
               data_source("data", "Reference values from a file."),
-              key("every", T::integer, "0", "Validate every this many steps (0: at the end).")}),
-       group(
-           "output", T::object, "What the run writes.",
-           {key("dir", T::string, "",
-                "Run folder (default runs/NAME, relative to the working directory)."),
-            key("checkpoint_every", T::integer, "1000",
-                "Steps between checkpoints (checkpoint.h5)."),
-            key("history_every", T::integer, "10", "Steps between rows of history.csv."),
-            choice("progress", {"auto", "line", "plain", "none"}, "auto",
-                   "auto: one updating line on a terminal, plain lines otherwise."),
-            key("progress_every", T::integer, "100", "Steps between plain progress lines."),
-            key("grid", T::integers, "[101]",
-                "Points per spatial axis of the output grid (one value: every axis)."),
-            key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
-            key("quantities", T::strings, "[]",
-                "Extra expressions on the grid: derivatives (`u_x`), anything else."),
-            key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
-            key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."),
-            key("hdf5", T::boolean, "true", "Write fields.h5.")})});
+              at_least(0, key("every", T::integer, "0",
+                              "Validate every this many steps (0: at the end).")),
+              at_least(0, key("points", T::integer, "0",
+                              "Validation points for an exact solution: this many, sampled in the "
+                              "domain (sobol, seeded by `seed`); 0: a grid up to 3 dimensions "
+                              "(256, 101x101 or 31x31x31 points, times 101 time levels), 100000 "
+                              "sampled points above. Checked against the memory available before "
+                              "training.")),
+              key("metrics", T::table, "",
+                  "Name -> an expression of the fields, coordinates and constants "
+                  "(`sqrt(u^2 + v^2)`, `v_x - u_y`): its NAME_rel_l2 and NAME_max_abs against "
+                  "the same expression of the reference (an exact solution given as expressions: "
+                  "derivatives included; data or a built-in one: values only), in history.csv and "
+                  "summary.json.")}),
+       group("output", T::object, "What the run writes.",
+             {key("dir", T::string, "",
+                  "Run folder (default runs/NAME, relative to the working directory)."),
+              at_least(1, key("checkpoint_every", T::integer, "1000",
+                              "Steps between checkpoints (checkpoint.h5).")),
+              at_least(
+                  1, key("history_every", T::integer, "10", "Steps between rows of history.csv.")),
+              choice("progress", {"auto", "line", "plain", "none"}, "auto",
+                     "auto: one updating line on a terminal, plain lines otherwise."),
+              at_least(1, key("progress_every", T::integer, "100",
+                              "Steps between plain progress lines.")),
+              at_least(2, key("grid", T::integers, "[101]",
+                              "Points per spatial axis of the output grid (one value: every "
+                              "axis, else one per axis); its size is checked against the memory "
+                              "available before training.")),
+              within(1, 10000,
+                     key("time_steps", T::integer, "11",
+                         "Time-dependent: grid snapshots (a .pvd series).")),
+              key("quantities", T::strings, "[]",
+                  "Extra expressions on the grid: derivatives (`u_x`), anything else."),
+              key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
+              key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."),
+              key("hdf5", T::boolean, "true", "Write fields.h5.")})});
 }
 
 // ---- validation --------------------------------------------------------------------------------
@@ -272,6 +352,8 @@ std::string type_name(T type) {
       return "list of integers";
     case T::strings:
       return "list of texts";
+    case T::points:
+      return "list of points ([[x, y], ...])";
     case T::table:
       return "mapping of names to values";
     case T::object:
@@ -297,24 +379,94 @@ bool parse_number(const std::string& s, double* value) {
 }
 
 bool parse_integer(const std::string& s, long long* value) {
+  const char* begin = s.data() + (s.size() > 1 && s[0] == '+');  // YAML allows "+5"
   const char* end = s.data() + s.size();
-  const auto [p, ec] = std::from_chars(s.data(), end, *value);
+  const auto [p, ec] = std::from_chars(begin, end, *value);
   return ec == std::errc() && p == end;
+}
+
+std::string number_text(double x) {
+  if (x == 9223372036854775807.0) return "2^63 - 1";  // a seed's bound
+  std::ostringstream s;
+  s.precision(17);
+  s << x;
+  return s.str();
+}
+
+// "at least 1", "above 0", "from 1 to 10000": the range of `k` in words (empty: none); `full`
+// adds the bounds of an int that every integer key has.
+std::string range_text(const Key& k, bool full) {
+  const bool integer = k.type == T::integer || k.type == T::integers;
+  std::optional<double> lo = k.min, hi = k.max;
+  if (full && integer && !lo) lo = -2147483648.0;
+  if (full && integer && !hi) hi = 2147483647.0;
+  if (lo && hi && !k.min_open && !k.max_open)
+    return "from " + number_text(*lo) + " to " + number_text(*hi);
+  std::string out;
+  if (lo) out = (k.min_open ? "above " : "at least ") + number_text(*lo);
+  if (hi)
+    out += (out.empty() ? "" : " and ") + std::string(k.max_open ? "below " : "at most ") +
+           number_text(*hi);
+  return out;
+}
+
+void check_range(const Key& k, double v, const std::string& written, const YAML::Node& n,
+                 const std::string& src, const std::string& path) {
+  const bool integer = k.type == T::integer;
+  const double lo = k.min.value_or(integer ? -2147483648.0 : -HUGE_VAL);
+  const double hi = k.max.value_or(integer ? 2147483647.0 : HUGE_VAL);
+  // The bound that is broken, in words: "at least 1", "above 0", "at most 10000".
+  std::string bound;
+  if (v < lo || (k.min_open && v <= lo))
+    bound = (k.min_open ? "above " : "at least ") + number_text(lo);
+  else if (v > hi || (k.max_open && v >= hi))
+    bound = (k.max_open ? "below " : "at most ") + number_text(hi);
+  if (!bound.empty()) fail(n, src, path, written + " is out of range (" + bound + ")");
 }
 
 void check_scalar(const Key& k, const YAML::Node& n, const std::string& src,
                   const std::string& path) {
   if (!n.IsScalar()) fail(n, src, path, "expected " + type_name(k.type) + ", got " + shown(n));
-  const std::string& s = n.Scalar();
-  double d;
-  long long i;
+  const std::string s = n.Scalar();
   switch (k.type) {
-    case T::integer:
-      if (!parse_integer(s, &i)) fail(n, src, path, "'" + s + "' is not an integer");
+    case T::integer: {
+      long long i;
+      if (parse_integer(s, &i)) {
+        check_range(k, static_cast<double>(i), "'" + s + "'", n, src, path);
+        break;
+      }
+      // All digits but too long for 64 bits: out of range, not "not an integer".
+      const bool digits = s.find_first_of("0123456789") != std::string::npos &&
+                          s.find_first_not_of("+-0123456789") == std::string::npos;
+      if (digits)
+        fail(n, src, path,
+             "'" + s + "' is out of range (at most " + number_text(k.max.value_or(2147483647.0)) +
+                 ")");
+      // 1e4, 2^12: a number or constant expression with a whole value.
+      double d;
+      std::string why;
+      if (!number_value(s, &d, &why) || d != std::floor(d))
+        fail(n, src, path, "'" + s + "' is not an integer");
+      check_range(k, d, "'" + s + "' (= " + number_text(d) + ")", n, src, path);
+      YAML::Node node = n;
+      node = number_text(d);
       break;
-    case T::number:
-      if (!parse_number(s, &d)) fail(n, src, path, "'" + s + "' is not a finite number");
+    }
+    case T::number: {
+      double literal, d;
+      std::string why;
+      const bool is_literal = parse_number(s, &literal);
+      if (!number_value(s, &d, &why)) fail(n, src, path, "'" + s + "' " + why);
+      check_range(k, d, "'" + s + "'" + (is_literal ? "" : " (= " + number_text(d) + ")"), n, src,
+                  path);
+      // A constant expression, evaluated once: every later reader of the node sees the value
+      // (and the node keeps its place in the file).
+      if (!is_literal) {
+        YAML::Node node = n;
+        node = number_text(d);
+      }
       break;
+    }
     case T::boolean:
       if (s != "true" && s != "false") fail(n, src, path, "'" + s + "' is not true or false");
       break;
@@ -336,30 +488,68 @@ void check_scalar(const Key& k, const YAML::Node& n, const std::string& src,
 YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
                    const std::string& path);
 
+// Nodes of the config as it expands: YAML aliases can make a 1 KB file expand to 10^20 of them
+// ("billion laughs"), or to a cycle (an alias inside its own anchor). Counted read-only before
+// anything is resolved; past the limits the config is refused.
+void check_expansion(const YAML::Node& n, const std::string& src, const std::string& path,
+                     int depth, long& nodes) {
+  if (++nodes > max_config_values)
+    fail(n, src, path,
+         "the config expands to more than " + std::to_string(max_config_values) +
+             " values (YAML aliases repeating large parts?); refusing to expand it");
+  if (depth > max_config_depth)
+    fail(n, src, path,
+         "nested more than " + std::to_string(max_config_depth) +
+             " levels deep (a YAML alias inside its own anchor?)");
+  if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i)
+      check_expansion(n[i], src, path + "[" + std::to_string(i) + "]", depth + 1, nodes);
+  } else if (n.IsMap()) {
+    for (const auto& item : n)
+      check_expansion(
+          item.second, src,
+          (path.empty() ? "" : path + ".") + (item.first.IsScalar() ? item.first.Scalar() : "?"),
+          depth + 1, nodes);
+  }
+}
+
 YAML::Node resolve_object(const Key& k, const YAML::Node& n, const std::string& src,
                           const std::string& path) {
   if (!n.IsMap()) fail(n, src, path, "expected a mapping, got " + shown(n));
   std::set<std::string> seen;
   for (const auto& item : n) {
-    const std::string name = item.first.as<std::string>();
+    if (!item.first.IsScalar())
+      fail(item.first, src, path.empty() ? "config" : path,
+           "a key must be a name, got " + shown(item.first));
+    const std::string name = item.first.Scalar();
     if (!seen.insert(name).second)
       fail(item.first, src, (path.empty() ? "" : path + ".") + name,
            "given twice (a YAML mapping holds each key once)");
     if (!k.child(name)) {
       std::string known;
       for (const Ptr& c : k.children) known += (known.empty() ? "" : ", ") + c->name;
+      // `{kind: dirichlet, on: left, right}`: the comma ended the value, `right` became a key.
+      const std::string hint =
+          n.Style() == YAML::EmitterStyle::Flow && item.second.IsNull()
+              ? "; in a {flow mapping} a comma ends the value: quote a value that holds one, "
+                "e.g. on: \"left, right\""
+              : "";
       fail(item.first, src, (path.empty() ? "" : path + ".") + name,
-           "unknown key (known here: " + known + ")");
+           "unknown key (known here: " + known + ")" + hint);
     }
   }
-  YAML::Node out(YAML::NodeType::Map);
+  // Resolved in place, keys in the schema's order: a new mapping holding the file's nodes would
+  // merge yaml-cpp's node memories again at every level (quadratic in the config's size).
+  YAML::Node out = n;
+  out.SetStyle(YAML::EmitterStyle::Block);  // config.yaml in the run folder: one key a line
   for (const Ptr& c : k.children) {
     const std::string p = (path.empty() ? "" : path + ".") + c->name;
-    const YAML::Node v = n[c->name];
-    if (v && !v.IsNull()) {
+    const YAML::Node v = out[c->name];
+    const bool given = v && !v.IsNull();
+    if (!given && c->required) fail(n, src, p, "missing (required)");
+    out.remove(c->name);
+    if (given) {
       out[c->name] = resolve(*c, v, src, p);
-    } else if (c->required) {
-      fail(n, src, p, "missing (required)");
     } else if (c->type == T::object && !c->optional) {
       out[c->name] = resolve(*c, YAML::Node(YAML::NodeType::Map), src, p);
     } else if (!c->default_value.empty()) {
@@ -376,10 +566,9 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
       return resolve_object(k, n, src, path);
     case T::list: {
       if (!n.IsSequence()) fail(n, src, path, "expected a list of mappings, got " + shown(n));
-      YAML::Node out(YAML::NodeType::Sequence);
       for (std::size_t i = 0; i < n.size(); ++i)
-        out.push_back(resolve_object(k, n[i], src, path + "[" + std::to_string(i) + "]"));
-      return out;
+        resolve_object(k, n[i], src, path + "[" + std::to_string(i) + "]");
+      return n;
     }
     case T::numbers:
     case T::integers:
@@ -387,7 +576,11 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
       const Key element{.name = k.name,
                         .type = k.type == T::numbers    ? T::number
                                 : k.type == T::integers ? T::integer
-                                                        : T::string};
+                                                        : T::string,
+                        .min = k.min,
+                        .max = k.max,
+                        .min_open = k.min_open,
+                        .max_open = k.max_open};
       if (n.IsScalar() && k.type == T::strings) {
         YAML::Node out(YAML::NodeType::Sequence);
         out.push_back(n.Scalar());
@@ -399,17 +592,72 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
         check_scalar(element, n[i], src, path + "[" + std::to_string(i) + "]");
       return n;  // the node itself: later errors can still point at its line
     }
+    case T::points: {
+      const Key element{.name = k.name, .type = T::number};
+      if (!n.IsSequence())
+        fail(n, src, path, "expected a " + type_name(k.type) + ", got " + shown(n));
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        const std::string p = path + "[" + std::to_string(i) + "]";
+        if (!n[i].IsSequence())
+          fail(n[i], src, p, "expected a point (a list of numbers), got " + shown(n[i]));
+        if (n[i].size() != n[0].size())
+          fail(n[i], src, p,
+               "has " + std::to_string(n[i].size()) + " coordinates, point 1 has " +
+                   std::to_string(n[0].size()));
+        for (std::size_t j = 0; j < n[i].size(); ++j)
+          check_scalar(element, n[i][j], src, p + "[" + std::to_string(j) + "]");
+      }
+      return n;
+    }
     case T::table: {
       if (!n.IsMap()) fail(n, src, path, "expected a mapping of names to values, got " + shown(n));
-      for (const auto& item : n)
+      for (const auto& item : n) {
+        if (!item.first.IsScalar())
+          fail(item.first, src, path, "a key must be a name, got " + shown(item.first));
         if (!item.second.IsScalar())
-          fail(item.second, src, path + "." + item.first.as<std::string>(),
+          fail(item.second, src, path + "." + item.first.Scalar(),
                "expected a number or an expression, got " + shown(item.second));
+      }
       return n;
     }
     default:
       check_scalar(k, n, src, path);
       return n;
+  }
+}
+
+bool valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int more = c < 0x80           ? 0
+                     : (c >> 5) == 0x6  ? 1
+                     : (c >> 4) == 0xE  ? 2
+                     : (c >> 3) == 0x1E ? 3
+                                        : -1;
+    if (more < 0 || (more == 1 && c < 0xC2)) return false;
+    for (int k = 1; k <= more; ++k)
+      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += static_cast<std::size_t>(more) + 1;
+  }
+  return true;
+}
+
+// Every text of the config is UTF-8 (YAML says so; summary.json and the HDF5 attributes need it).
+void check_utf8(const YAML::Node& n, const std::string& src, const std::string& path) {
+  if (n.IsScalar()) {
+    if (!valid_utf8(n.Scalar()))
+      fail(n, src, path, "not valid UTF-8 text (save the config as UTF-8)");
+  } else if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i)
+      check_utf8(n[i], src, path + "[" + std::to_string(i) + "]");
+  } else if (n.IsMap()) {
+    for (const auto& item : n) {
+      const std::string name = item.first.IsScalar() ? item.first.Scalar() : "?";
+      const std::string p = (path.empty() ? "" : path + ".") + name;
+      if (!valid_utf8(name))
+        fail(item.first, src, path.empty() ? "config" : path, "a key is not valid UTF-8 text");
+      check_utf8(item.second, src, p);
+    }
   }
 }
 
@@ -461,7 +709,36 @@ const Key& config_schema() {
 
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source) {
   if (!config || config.IsNull()) throw UserError(source + ": the config is empty");
-  return resolve(config_schema(), config, source, "");
+  long nodes = 0;
+  check_expansion(config, source, "", 0, nodes);
+  YAML::Node out = resolve(config_schema(), config, source, "");
+  check_utf8(out, source, "");
+  return out;
+}
+
+bool number_value(const std::string& text, double* value, std::string* why) {
+  if (parse_number(text, value)) return true;
+  try {
+    const equations::Context none;
+    const equations::Equation e = equations::parse(text, none);
+    if (!equations::constant_value(e.expr, value)) {
+      *why = "is not a number or a constant expression";
+      return false;
+    }
+  } catch (const UserError& e) {
+    // The parser's first line ("in '2*': column 3: ..."), for what looks like an expression.
+    const std::string what = e.what();
+    *why =
+        text.find_first_of("+-*/^(") == std::string::npos
+            ? "is not a number"
+            : "is not a number or a constant expression (" + what.substr(0, what.find('\n')) + ")";
+    return false;
+  }
+  if (!std::isfinite(*value)) {
+    *why = "is not a finite number (it evaluates to " + number_text(*value) + ")";
+    return false;
+  }
+  return true;
 }
 
 namespace {
@@ -515,12 +792,23 @@ void apply_override(YAML::Node& config, const std::string& assignment) {
       chain.push_back(at[static_cast<std::size_t>(index)]);
     } else {
       if (at.IsScalar())
-        throw UserError("--set " + assignment + ": '" + parts[i - (i > 0)] + "' is not a mapping");
+        throw UserError("--set " + assignment + ": '" + parts[i - 1] +
+                        "' is a value, not a mapping (it has no key '" + parts[i] + "')");
+      if (at.IsSequence())
+        throw UserError("--set " + assignment + ": '" + (i > 0 ? parts[i - 1] : path) +
+                        "' is a list: give an index (0, 1, ...), not '" + parts[i] + "'");
       chain.push_back(at[parts[i]]);
     }
   }
   YAML::Node last = chain.back();
   long long index;
+  if (last.IsSequence() && !parse_integer(parts.back(), &index))
+    throw UserError("--set " + assignment + ": '" +
+                    (parts.size() > 1 ? parts[parts.size() - 2] : path) +
+                    "' is a list: give an index (0, 1, ...), not '" + parts.back() + "'");
+  if (parts.size() > 1 && !last.IsMap() && !last.IsSequence() && last.IsDefined() && !last.IsNull())
+    throw UserError("--set " + assignment + ": '" + parts[parts.size() - 2] +
+                    "' is a value, not a mapping (it has no key '" + parts.back() + "')");
   if (last.IsSequence() && parse_integer(parts.back(), &index)) {
     if (index < 0 || index >= static_cast<long long>(last.size()))
       throw UserError("--set " + assignment + ": " + parts.back() +
@@ -549,6 +837,7 @@ std::string schema_markdown() {
       type.clear();
       for (const std::string& c : k->choices) type += (type.empty() ? "" : " \\| ") + c;
     }
+    if (const std::string range = range_text(*k, false); !range.empty()) type += ", " + range;
     const std::string def = k->required ? "required" : k->default_value;
     md << "| `" << path << "` | " << type << " | " << (def.empty() ? "" : "`" + def + "`") << " | "
        << k->doc << " |\n";

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct Key {
     numbers,   // a list of numbers
     integers,  // a list of whole numbers
     strings,   // a list of texts (a single text counts as a list of one)
+    points,    // a list of points, each a list of numbers: [[0, 0], [1, 0]]
     table,     // a mapping name -> number or expression text (constants, parameters)
     object,    // a mapping with the keys `children`
     list       // a list of objects, each with the keys `children`
@@ -36,6 +38,10 @@ struct Key {
   bool required = false;
   bool optional = false;  // an object that is absent unless given (otherwise its defaults apply)
   std::vector<std::string> choices;
+  // integer, number and their lists: the allowed range, checked where the value is read (every
+  // integer also fits an `int` unless `max` says more; `*_open`: strictly above / below).
+  std::optional<double> min, max;
+  bool min_open = false, max_open = false;
   std::string doc;
   std::vector<std::shared_ptr<const Key>> children;  // object and list
 
@@ -47,7 +53,17 @@ const Key& config_schema();
 
 // `config` checked against the schema, with every default filled in. UserError naming the key
 // path, with `source:line:column:` when the node has a position (a --set override has none).
+// Numbers may be constant expressions (`pi/2`, `0.01/pi`), integers too when the value is whole
+// (`1e4`, `2^12`): evaluated once, the node then holds the value. YAML aliases are followed, but a
+// config that expands to more than `max_config_values` values, or nests deeper than
+// `max_config_depth`, is refused (a "billion laughs" file, a cycle).
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source);
+inline constexpr long max_config_values = 100000;
+inline constexpr long max_config_depth = 32;
+
+// The value of a number written as a number or a constant expression of pi and e ("pi/2");
+// false when it is neither (`why` gets the reason) or not finite.
+bool number_value(const std::string& text, double* value, std::string* why);
 
 // "source:line:column: " for a node read from the file, "source: " for one that was not (a
 // default, an override): the prefix of every config error.

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "geometry/stl.h"
 #include "io/config.h"
 #include "io/config_schema.h"
 #include "tests/support/user_error.h"
@@ -114,13 +115,78 @@ TEST(Config, WrongTypesAndValues) {
   expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: -1")); },
                     "test.yaml:4:8: geometry.min: expected a list of numbers, got '-1'");
   expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: [a]")); },
-                    "test.yaml:4:9: geometry.min[0]: 'a' is not a finite number");
+                    "test.yaml:4:9: geometry.min[0]: 'a' is not a number");
   expect_user_error([] { from(replaced(kBurgers, "type: interval", "type: rectangle")); },
                     "test.yaml:4:8: geometry.min: a rectangle needs 2 values, got 1");
   expect_user_error([] { from(replaced(kBurgers, "  type: interval\n", "")); },
                     "test.yaml:3:3: geometry.type: missing (required)");
   expect_user_error([] { from(replaced(kBurgers, "steps: 10", "steps: 0")); },
-                    "test.yaml:19:14: training.stages[0].steps: must be at least 1");
+                    "test.yaml:19:14: training.stages[0].steps: '0' is out of range (at least 1)");
+}
+
+// Numbers written as constant expressions are evaluated once; the resolved config holds the
+// value, with the node's place kept for later errors.
+TEST(Config, NumbersMayBeConstantExpressions) {
+  const RunConfig c = from(replaced(kBurgers, "time: [0, 1]", "time: [0, pi/2]"),
+                           {"training.stages.0.learning_rate=0.01/pi"});
+  EXPECT_DOUBLE_EQ(c.spec.domain->bounds().hi.back(), M_PI / 2);
+  EXPECT_DOUBLE_EQ(c.resolved["geometry"]["time"][1].as<double>(), M_PI / 2);
+  EXPECT_DOUBLE_EQ(c.stages[0].adam.schedule.lr, 0.01 / M_PI);
+  EXPECT_EQ(c.resolved["geometry"]["time"][1].Mark().line, 5);
+  expect_user_error([] { from(replaced(kBurgers, "time: [0, 1]", "time: [0, 1/0]")); },
+                    "test.yaml:6:13: geometry.time[1]: '1/0' is not a finite number (it "
+                    "evaluates to inf)");
+  double v = 0;
+  std::string why;
+  EXPECT_TRUE(number_value("2*pi", &v, &why));
+  EXPECT_DOUBLE_EQ(v, 2 * M_PI);
+  EXPECT_FALSE(number_value("x", &v, &why));
+  EXPECT_EQ(why, "is not a number");
+}
+
+// Ranges come from the schema: checked with the key, and listed in docs/config.md's table.
+TEST(Config, RangesAreDeclaredOnceAndChecked) {
+  expect_user_error([] { from(kBurgers, {"training.stages.0.steps=3000000000"}); },
+                    "test.yaml: training.stages[0].steps: '3000000000' is out of range (at most "
+                    "2147483647)");
+  expect_user_error([] { from(kBurgers, {"seed=-1"}); },
+                    "test.yaml: seed: '-1' is out of range (at least 0)");
+  expect_user_error([] { from(kBurgers, {"training.weighting.momentum=2"}); },
+                    "test.yaml: training.weighting.momentum: '2' is out of range (below 1)");
+  const std::string table = schema_markdown();
+  EXPECT_NE(table.find("| `training.stages[].steps` | integer, at least 1 | `1000` |"),
+            std::string::npos);
+  EXPECT_NE(table.find("| `output.time_steps` | integer, from 1 to 10000 | `11` |"),
+            std::string::npos);
+  EXPECT_NE(table.find("| `training.stages[].learning_rate` | number, above 0 |"),
+            std::string::npos);
+}
+
+// YAML aliases that expand a small file without bound (or into a cycle) are refused up front.
+TEST(Config, AliasExpansionIsBounded) {
+  std::string laughs =
+      "geometry:\n  type: union\n  of:\n    - &g0 {type: interval, min: [0], "
+      "max: [1]}\n";
+  for (int i = 1; i < 20; ++i) {
+    laughs += "    - &g" + std::to_string(i) + " {type: union, of: [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ", *g" : "*g") + std::to_string(i - 1);
+    laughs += "]}\n";
+  }
+  try {
+    from(laughs + "equations: [{expression: u_xx}]\n");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("the config expands to more than 100000 values"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    from("geometry: &g {type: union, of: [*g, *g]}\nequations: [{expression: u_xx}]\n");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 32 levels deep"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Config, ExpressionErrorsKeepTheirColumn) {
@@ -207,6 +273,99 @@ TEST(Config, DataSourcesFromCsv) {
             dir.string());
       },
       "test.yaml:23:13: reference.data.fields: 'w' is not a field of this problem");
+  fs::remove_all(dir);
+}
+
+TEST(Config, ConditionsAtFixedPoints) {
+  const std::string square = R"(geometry: {type: rectangle, min: [0, 0], max: [1, 1]}
+equations:
+  - expression: laplacian(u)
+conditions:
+  - kind: neumann
+  - kind: dirichlet
+    at: [[0, 0], [1, 0.5]]
+)";
+  const RunConfig c = from(square);
+  ASSERT_EQ(c.spec.conditions.size(), 2u);
+  EXPECT_EQ(c.spec.conditions[0].at.rows(), 0);
+  MatrixD expected(2, 2);
+  expected << 0, 0, 1, 0.5;
+  ASSERT_EQ(c.spec.conditions[1].at.rows(), 2);
+  EXPECT_TRUE((c.spec.conditions[1].at == expected).all());
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[0, 0]")); },
+                    "test.yaml:7:10: conditions[1].at[0]: expected a point (a list of numbers), "
+                    "got '0'");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0], [1]]")); },
+                    "test.yaml:7:18: conditions[1].at[1]: has 1 coordinates, point 1 has 2");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0], [1, b]]")); },
+                    "test.yaml:7:22: conditions[1].at[1][1]: 'b' is not a number");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0, 0]]")); },
+                    "test.yaml:7:9: conditions[1].at: the points `at` have 3 coordinates, the "
+                    "domain has 2 (x, y)");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0], [2, 0.5]]")); },
+                    "test.yaml:7:9: conditions[1].at: point 2 (2, 0.5) lies outside the domain's "
+                    "bounds: x must be in [0, 1]");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[]")); },
+                    "test.yaml:7:9: conditions[1].at: no points (give at least one, or leave out "
+                    "`at`)");
+}
+
+TEST(Config, StlGeometry) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("jetpde-config-stl-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    // The unit cube, 12 triangles, outward.
+    std::ofstream stl(dir / "cube.stl");
+    stl << "solid cube\n";
+    const int faces[12][3][3] = {
+        {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}}, {{0, 0, 0}, {1, 1, 0}, {1, 0, 0}},
+        {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}}, {{0, 0, 1}, {1, 1, 1}, {0, 1, 1}},
+        {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}}, {{0, 0, 0}, {1, 0, 1}, {0, 0, 1}},
+        {{0, 1, 0}, {0, 1, 1}, {1, 1, 1}}, {{0, 1, 0}, {1, 1, 1}, {1, 1, 0}},
+        {{0, 0, 0}, {0, 0, 1}, {0, 1, 1}}, {{0, 0, 0}, {0, 1, 1}, {0, 1, 0}},
+        {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}}, {{1, 0, 0}, {1, 1, 1}, {1, 0, 1}}};
+    for (const auto& f : faces) {
+      stl << "facet normal 0 0 0\nouter loop\n";
+      for (const auto& v : f) stl << "vertex " << v[0] << " " << v[1] << " " << v[2] << "\n";
+      stl << "endloop\nendfacet\n";
+    }
+    stl << "endsolid cube\n";
+  }
+  const std::string text = R"(geometry:
+  type: difference
+  of:
+    - {type: stl, file: cube.stl}
+    - {type: sphere, center: [0.5, 0.5, 0.5], radius: 0.25}
+equations:
+  - expression: laplacian(u)
+)";
+  if (!geometry::stl_supported()) {
+    expect_user_error([&] { run_config_from_text(text, "test.yaml", dir.string()); },
+                      "test.yaml:4:25: geometry.of[0].file: stl '" + (dir / "cube.stl").string() +
+                          "': this jetpde was built without VTK (IOGeometry), which reads STL "
+                          "files; install libvtk9-dev (scripts/bootstrap.sh) and configure again");
+    fs::remove_all(dir);
+    return;
+  }
+  const RunConfig c = run_config_from_text(text, "test.yaml", dir.string());
+  EXPECT_EQ(c.spec.domain->dim(), 3);
+  EXPECT_GT(c.spec.domain->signed_distance(std::vector<double>{0.5, 0.5, 0.5}), 0.0);  // the hole
+  EXPECT_LT(c.spec.domain->signed_distance(std::vector<double>{0.1, 0.1, 0.1}), 0.0);
+  // The resolved config holds the absolute path, so that the run folder's copy finds the file.
+  EXPECT_EQ(c.resolved["geometry"]["of"][0]["file"].as<std::string>(), (dir / "cube.stl").string());
+  expect_user_error(
+      [&] {
+        run_config_from_text(replaced(text, "cube.stl", "none.stl"), "test.yaml", dir.string());
+      },
+      "test.yaml:4:25: geometry.of[0].file: stl '" + (dir / "none.stl").string() +
+          "': no such file");
+  expect_user_error(
+      [&] {
+        run_config_from_text(replaced(text, "{type: stl, file: cube.stl}", "{type: stl}"),
+                             "test.yaml", dir.string());
+      },
+      "test.yaml:4:14: geometry.of[0].file: missing (an stl geometry needs it)");
   fs::remove_all(dir);
 }
 
