@@ -1,12 +1,35 @@
 #include "autodiff/interpreter.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
 #include "autodiff/errors.h"
 
 namespace jetpde {
+
+namespace {
+
+// value -> the nearest binary16 (ties to even) -> float. Compilers without _Float16 (clang before
+// 15 on x86-64, which builds the fuzzers) round by hand: to a multiple of the binary16 spacing at
+// value's binade (2^-24 below the normal range), infinity from 65520 (half-way past 65504) on.
+float round_to_f16(float value) {
+#if defined(__FLT16_MANT_DIG__)
+  return static_cast<float>(static_cast<_Float16>(value));
+#else
+  if (!std::isfinite(value)) return value;
+  const float a = std::fabs(value);
+  if (a >= 65520.0f) return std::copysign(INFINITY, value);
+  int e = 0;
+  std::frexp(a, &e);  // a = m 2^e with m in [0.5, 1)
+  const float spacing = std::ldexp(1.0f, std::max(e - 1, -14) - 10);
+  return std::copysign(std::nearbyint(a / spacing) * spacing, value);
+#endif
+}
+
+}  // namespace
 
 float round_to(DType dtype, float value) {
   switch (dtype) {
@@ -17,7 +40,7 @@ float round_to(DType dtype, float value) {
       return std::bit_cast<float>(bits & 0xffff0000u);
     }
     case DType::f16:
-      return static_cast<float>(static_cast<_Float16>(value));
+      return round_to_f16(value);
     default:
       return value;
   }

@@ -403,9 +403,9 @@ Term operator+(const Term& a, double b) { return a + number(a, b); }
 Term operator-(double a, const Term& b) { return number(b, a) - b; }
 Term operator-(const Term& a, double b) { return a - number(a, b); }
 Term operator*(double a, const Term& b) { return number(b, a) * b; }
-Term operator*(const Term& a, double b) { return a * number(a, b); }
+[[maybe_unused]] Term operator*(const Term& a, double b) { return a * number(a, b); }
 Term operator/(double a, const Term& b) { return number(b, a) / b; }
-Term operator/(const Term& a, double b) { return a / number(a, b); }
+[[maybe_unused]] Term operator/(const Term& a, double b) { return a / number(a, b); }
 
 template <class F, class... A>
 Term call(const Term& first, const A&... rest) {

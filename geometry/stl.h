@@ -13,9 +13,9 @@
 // of the nearest feature (face, edge or vertex: Baerentzen & Aanaes 2005), which is right for
 // every point of a closed mesh. Measured on the 2-core machine: 6.5 us a point on a
 // 1280-triangle sphere, 25 us on a 20480-triangle one (points in the bounding box; VTK's
-// vtkStaticCellLocator took 17 and 106 us). The volume (divergence theorem) and the area are exact for the mesh. One boundary
-// piece, "surface", sampled area-weighted over the triangles with their outward normals;
-// predicates (`z > 0.5`) select parts of it. Thread-safe after construction.
+// vtkStaticCellLocator took 17 and 106 us). The volume (divergence theorem) and the area are exact
+// for the mesh. One boundary piece, "surface", sampled area-weighted over the triangles with their
+// outward normals; predicates (`z > 0.5`) select parts of it. Thread-safe after construction.
 //
 // Without VTK (JETPDE_HAVE_VTK_STL unset) stl() is a UserError saying so.
 #pragma once

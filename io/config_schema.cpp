@@ -701,8 +701,10 @@ const Key* Key::child(const std::string& key) const {
 }
 
 const Key& config_schema() {
-  static const Ptr root = build_schema();
-  return *root;
+  // Never destroyed: `of` and geometry point at each other (geometry_schema()), so destroying the
+  // root would leave that cycle unreachable, which LeakSanitizer reports at exit.
+  static const Ptr* const root = new Ptr(build_schema());
+  return **root;
 }
 
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source) {

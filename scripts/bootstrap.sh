@@ -23,6 +23,9 @@ debian_packages=(
   libmatio-dev libzip-dev
   libgtest-dev libgmock-dev
   python3 python3-dev python3-pip
+  # make test: the format check, and the fuzzers (clang's libFuzzer runtime; llvm-symbolizer for
+  # their stack traces)
+  clang-format clang libclang-rt-dev llvm
 )
 # import name -> pip name -> Debian package
 python_modules=(pybind11 pytest numpy)

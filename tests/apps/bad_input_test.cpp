@@ -351,8 +351,9 @@ TEST_F(BadInput, EveryRowGivesItsStatusAndMessageAndWritesNothing) {
       from = end + 5;
     }
     EXPECT_NE(at, std::string::npos) << "expected: " << fragment << "\n" << r.text;
-    if (row.status == 1)
+    if (row.status == 1) {
       EXPECT_EQ(r.text.rfind("jetpde: error: ", 0), 0u) << r.text;  // no internal error
+    }
     EXPECT_FALSE(fs::exists(dir_ / "run")) << "a run folder was written";
   }
 }

@@ -147,8 +147,9 @@ TEST(ParallelThreshold, KernelsAtOrAboveItRunParallel) {
     exe.run();
     results.push_back(exe.output(0));
   }
-  if (const char* t = std::getenv("OMP_NUM_THREADS"); t && std::string(t) == "1")
+  if (const char* t = std::getenv("OMP_NUM_THREADS"); t && std::string(t) == "1") {
     EXPECT_TRUE((results[0] == results[1]).all());
+  }
   EXPECT_TRUE(results[0].isApprox(results[1], 1e-6));
 }
 

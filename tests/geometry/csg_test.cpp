@@ -91,7 +91,9 @@ TEST(Csg, BoundarySamplesLieOnTheBoundaryWithOutwardNormals) {
       SCOPED_TRACE(g->describe() + " " + sample_method_name(method));
       const PointSet s = sample_boundary(*g, 2000, {.method = method, .seed = 9});
       testing::expect_boundary(*g, s);
-      if (method != SampleMethod::grid) EXPECT_EQ(s.size(), 2000u);
+      if (method != SampleMethod::grid) {
+        EXPECT_EQ(s.size(), 2000u);
+      }
       testing::expect_interior(*g, sample_interior(*g, 2000, {.method = method, .seed = 9}));
     }
 }

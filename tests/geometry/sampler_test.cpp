@@ -54,7 +54,9 @@ TEST(Sampler, BoundaryPointsAreOnTheBoundaryWithOutwardNormals) {
       const PointSet s = sample_boundary(*g, 1000, {.method = method, .seed = 3});
       testing::expect_boundary(*g, s);
       EXPECT_DOUBLE_EQ(s.measure, g->boundary_measure());
-      if (method != SampleMethod::grid) EXPECT_EQ(s.size(), 1000u);
+      if (method != SampleMethod::grid) {
+        EXPECT_EQ(s.size(), 1000u);
+      }
     }
 }
 

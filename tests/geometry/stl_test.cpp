@@ -217,8 +217,9 @@ TEST_F(Stl, BoxMatchesTheAnalyticBoxExactly) {
         continue;  // normals jump near the medial axis
       mesh->outward_normal(p, n);
       exact->outward_normal(p, m);
-      if (exact->signed_distance(p) > 0)  // outside: towards the point from its nearest
+      if (exact->signed_distance(p) > 0) {  // outside: towards the point from its nearest
         for (int k = 0; k < 3; ++k) ASSERT_NEAR(n[k], m[k], 1e-9);
+      }
     }
   }
 }
@@ -259,7 +260,9 @@ TEST_F(Stl, SphereAgainstTheAnalyticBall) {
       const std::vector<double> p{u(rng), u(rng), u(rng)};
       const double d = mesh->signed_distance(p), e = ball->signed_distance(p);
       ASSERT_NEAR(d, e, 0.006);
-      if (std::abs(e) > 0.006) ASSERT_EQ(mesh->contains(p), ball->contains(p));
+      if (std::abs(e) > 0.006) {
+        ASSERT_EQ(mesh->contains(p), ball->contains(p));
+      }
     }
     // Boundary samples: on the mesh, unit outward normals close to the radial direction, weights
     // summing to the area; divergence theorem: the flux of the position is 3 x volume.

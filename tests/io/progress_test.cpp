@@ -80,9 +80,10 @@ TEST(Progress, EtaFromTheStageRateAndAnUpperBoundForLbfgs) {
   solvers::StepInfo info{.step = 0, .stage = "adam", .loss = 1.0, .slot_losses = {1.0}};
   std::string line;
   for (int step = 1; step <= 100; ++step) {  // 10 steps a second
-    if (step == 11)
+    if (step == 11) {
       EXPECT_NE(line.find("10 steps/s, ETA 9s + L-BFGS (at most 50 steps)"), std::string::npos)
           << line;
+    }
     info.step = step;
     info.seconds = step * 0.1;
     line = joined(progress.describe(info));

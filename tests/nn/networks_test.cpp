@@ -80,8 +80,9 @@ TEST(Initializers, VarianceBoundsAndSeeds) {
     const double var = (w - mean).square().mean();
     EXPECT_NEAR(mean, 0.0, 4 * std::sqrt(c.variance / w.size())) << init_name(c.init);
     EXPECT_NEAR(var / c.variance, 1.0, 0.02) << init_name(c.init);
-    if (c.init == Init::glorot_uniform || c.init == Init::he_uniform)
+    if (c.init == Init::glorot_uniform || c.init == Init::he_uniform) {
       EXPECT_LE(w.abs().maxCoeff(), std::sqrt(3 * c.variance)) << init_name(c.init);
+    }
     std::mt19937_64 same(7), other(8);
     EXPECT_TRUE((init_weight(c.init, 200, 300, same) == w).all());
     EXPECT_FALSE((init_weight(c.init, 200, 300, other) == w).all());
