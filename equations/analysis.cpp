@@ -2,6 +2,7 @@
 #include "equations/analysis.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "autodiff/errors.h"
 #include "equations/detail/diagnostics.h"
@@ -22,7 +23,10 @@ void Needs::merge(const Needs& other) {
 
 namespace {
 
-void collect(const Expr& e, std::size_t num_coords, Needs& needs) {
+// `seen`: the nodes visited (the core form is a DAG whose shared subexpressions are visited once).
+void collect(const Expr& e, std::size_t num_coords, Needs& needs,
+             std::unordered_set<const ExprNode*>& seen) {
+  if (!e->args.empty() && !seen.insert(&*e).second) return;
   switch (e->kind) {
     case ExprKind::field:
       needs.fields[e->name].partials.insert(MultiIndex(num_coords, 0));
@@ -46,7 +50,7 @@ void collect(const Expr& e, std::size_t num_coords, Needs& needs) {
       needs.params.insert(e->name);
       return;
     default:
-      for (const Expr& a : e->args) collect(a, num_coords, needs);
+      for (const Expr& a : e->args) collect(a, num_coords, needs, seen);
   }
 }
 
@@ -54,7 +58,8 @@ void collect(const Expr& e, std::size_t num_coords, Needs& needs) {
 
 Needs analyze(const Equation& equation, const Context& ctx) {
   Needs needs;
-  collect(equation.core, ctx.coordinate_names().size(), needs);
+  std::unordered_set<const ExprNode*> seen;
+  collect(equation.core, ctx.coordinate_names().size(), needs, seen);
   return needs;
 }
 

@@ -1,6 +1,7 @@
 // Expr nodes: factories, structural equality, printing back to the language, constant values.
 #include "equations/expr.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -30,7 +31,15 @@ const char* function_name(Function f) {
   return "?";
 }
 
-Expr Expr::make(ExprNode node) { return Expr(std::make_shared<const ExprNode>(std::move(node))); }
+Expr Expr::make(ExprNode node) {
+  node.depth = 1;
+  node.size = 1;
+  for (const Expr& a : node.args) {
+    node.depth = std::max(node.depth, a->depth + 1);
+    node.size = std::min(node.size + a->size, ExprNode::kSizeSaturation);
+  }
+  return Expr(std::make_shared<const ExprNode>(std::move(node)));
+}
 
 Expr Expr::number(double value, int column) {
   ExprNode n;

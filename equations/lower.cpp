@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
@@ -65,7 +66,15 @@ class Lowerer {
                       "); build it with plan_for()");
   }
 
+  // Once per node: the core form is a DAG whose shared subexpressions become shared graph nodes.
   Var lower(const Expr& e) {
+    if (auto it = lowered_.find(&*e); it != lowered_.end()) return it->second;
+    const Var v = lower_node(e);
+    lowered_.emplace(&*e, v);
+    return v;
+  }
+
+  Var lower_node(const Expr& e) {
     double c = 0.0;
     if (constant_value(e, &c)) return g().scalar(c);
     switch (e->kind) {
@@ -237,6 +246,7 @@ class Lowerer {
   const LowerInputs& in_;
   Taylor& taylor_;
   std::int64_t rows_ = 0;
+  std::unordered_map<const ExprNode*, Var> lowered_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "equations/expand.h"
 #include "equations/lexer.h"
+#include "equations/limits.h"
 
 namespace jetpde::equations {
 
@@ -64,6 +65,54 @@ std::string plural(std::size_t count, const std::string& word) {
   return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
 }
 
+std::string depth_message() {
+  return "the expression is nested more than " + std::to_string(limits::kMaxDepth) +
+         " levels deep here (parentheses, function calls, signs, powers and definitions each add "
+         "levels); the limit is " +
+         std::to_string(limits::kMaxDepth);
+}
+
+// Operands of a chain `a op b op c ...` that are combined left to right (a + b + c is
+// (a + b) + c); longer chains are cut into runs of this many, combined as a balanced tree, so
+// that a sum of n terms nests about kChainRun + log2(n) levels, not n.
+constexpr int kChainRun = 16;
+
+// The inverse of a chain operator: '-' for '+', '/' for '*' and back.
+ExprKind inverse(ExprKind k) {
+  switch (k) {
+    case ExprKind::add:
+      return ExprKind::sub;
+    case ExprKind::sub:
+      return ExprKind::add;
+    case ExprKind::mul:
+      return ExprKind::div;
+    default:
+      return ExprKind::mul;
+  }
+}
+bool inverting(ExprKind k) { return k == ExprKind::sub || k == ExprKind::div; }
+
+// A chain of runs: runs[0] op[1] runs[1] op[2] runs[2] ..., where each run is a left-to-right
+// chain whose operators are relative to its first operand (a - (b - c) for a - b + c).
+struct Chain {
+  std::vector<Expr> runs;
+  std::vector<ExprKind> ops;  // ops[i] joins runs[i] to what precedes it (ops[0] unused)
+  std::vector<int> columns;   // the operator's column
+  Expr run;                   // the run being built
+  ExprKind run_op = ExprKind::add;
+  int run_column = 0;
+  int run_length = 0;
+
+  // Combines runs [lo, hi) as a balanced tree; `flip` inverts the operators between them.
+  Expr build(std::size_t lo, std::size_t hi, bool flip) const {
+    if (hi - lo == 1) return runs[lo];
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const ExprKind op = flip ? inverse(ops[mid]) : ops[mid];
+    return Expr::binary(op, build(lo, mid, flip), build(mid, hi, flip != inverting(op)),
+                        columns[mid]);
+  }
+};
+
 class Parser {
  public:
   Parser(const Source& source, const Context& ctx)
@@ -114,39 +163,69 @@ class Parser {
 
   // expr := term { ('+' | '-') term }
   Expr expression() {
-    Expr e = term();
+    Chain chain;
+    chain.run = term();
     while (peek().kind == TokenKind::plus || peek().kind == TokenKind::minus) {
       const Token op = next();
       Expr rhs = term();
       const bool add = op.kind == TokenKind::plus;
-      check_same_rank(e, rhs, op.column, add ? "add" : "subtract", op.text);
-      e = Expr::binary(add ? ExprKind::add : ExprKind::sub, std::move(e), std::move(rhs),
-                       op.column);
+      check_same_rank(chain.run, rhs, op.column, add ? "add" : "subtract", op.text);
+      extend(chain, add ? ExprKind::add : ExprKind::sub, std::move(rhs), op.column);
     }
-    return e;
+    return finish(chain);
   }
 
   // term := unary { ('*' | '/') unary }
   Expr term() {
-    Expr e = unary();
+    Chain chain;
+    chain.run = unary();
+    bool vector = chain.run->vector;  // of the whole chain
     while (peek().kind == TokenKind::star || peek().kind == TokenKind::slash) {
       const Token op = next();
       Expr rhs = unary();
-      if (op.kind == TokenKind::star && e->vector && rhs->vector)
+      if (op.kind == TokenKind::star && vector && rhs->vector)
         fail(source_, op.column, "cannot multiply two vectors; use dot(v, w)");
       if (op.kind == TokenKind::slash && rhs->vector)
         fail(source_, op.column, "cannot divide by a vector ('" + rhs.str() + "')");
-      e = Expr::binary(op.kind == TokenKind::star ? ExprKind::mul : ExprKind::div, std::move(e),
-                       std::move(rhs), op.column);
+      vector = vector || rhs->vector;
+      extend(chain, op.kind == TokenKind::star ? ExprKind::mul : ExprKind::div, std::move(rhs),
+             op.column);
     }
-    return e;
+    return finish(chain);
+  }
+
+  // Appends `op rhs` to a chain: to the current run, or as the first operand of a new one.
+  void extend(Chain& chain, ExprKind op, Expr rhs, int column) {
+    if (chain.run_length + 1 < kChainRun) {
+      ++chain.run_length;
+      const ExprKind k = inverting(chain.run_op) ? inverse(op) : op;
+      chain.run = checked(Expr::binary(k, std::move(chain.run), std::move(rhs), column), column);
+      return;
+    }
+    chain.runs.push_back(std::move(chain.run));
+    chain.ops.push_back(chain.run_op);
+    chain.columns.push_back(chain.run_column);
+    chain.run = std::move(rhs);
+    chain.run_op = op;
+    chain.run_column = column;
+    chain.run_length = 0;
+  }
+
+  Expr finish(Chain& chain) {
+    if (chain.runs.empty()) return std::move(chain.run);
+    chain.runs.push_back(std::move(chain.run));
+    chain.ops.push_back(chain.run_op);
+    chain.columns.push_back(chain.run_column);
+    Expr e = chain.build(0, chain.runs.size(), false);
+    return checked(std::move(e), chain.columns[1]);
   }
 
   // unary := ('-' | '+') unary | power
   Expr unary() {
+    const DepthGuard guard(*this);
     if (peek().kind == TokenKind::minus) {
       const Token op = next();
-      return Expr::unary(ExprKind::neg, unary(), op.column);
+      return checked(Expr::unary(ExprKind::neg, unary(), op.column), op.column);
     }
     if (accept(TokenKind::plus)) return unary();
     return power();
@@ -161,7 +240,31 @@ class Parser {
     for (const Expr* e : {&base, &exponent})
       if ((*e)->vector)
         fail(source_, op.column, "'^' takes scalars, but '" + e->str() + "' is a vector");
-    return Expr::binary(ExprKind::pow, std::move(base), std::move(exponent), op.column);
+    return checked(Expr::binary(ExprKind::pow, std::move(base), std::move(exponent), op.column),
+                   op.column);
+  }
+
+  // The parser's own recursion: every nesting level passes through unary().
+  struct DepthGuard {
+    explicit DepthGuard(Parser& p) : parser(p) {
+      if (++parser.depth_ > limits::kMaxDepth)
+        fail(parser.source_, parser.peek().column, depth_message());
+    }
+    ~DepthGuard() { --parser.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    Parser& parser;
+  };
+
+  // `e`, built at `column`, within the depth and size limits.
+  Expr checked(Expr e, int column) {
+    if (e->depth > limits::kMaxDepth) fail(source_, column, depth_message());
+    if (e->size > limits::kMaxNodes)
+      fail(source_, column,
+           "the expression has more than " + std::to_string(limits::kMaxNodes) +
+               " nodes (definitions count where they are used); the limit is " +
+               std::to_string(limits::kMaxNodes));
+    return e;
   }
 
   // primary := number | name | name '(' args ')' | '(' expr ')'
@@ -241,7 +344,7 @@ class Parser {
       case SymbolKind::param:
         return Expr::param(s.name, s.value, column);
       case SymbolKind::definition:
-        return s.expr.relocated(column);
+        return checked(s.expr.relocated(column), column);
     }
     fail(source_, column, "unknown symbol kind");
   }
@@ -288,6 +391,7 @@ class Parser {
       }
       ++alpha[static_cast<std::size_t>(i)];
     }
+    check_order(alpha, t.column, t.text);
     return Expr::derivative(field.name, field.index, alpha, coords, t.column);
   }
 
@@ -313,7 +417,7 @@ class Parser {
       } while (accept(TokenKind::comma));
     }
     close(open);
-    return build_call(name, *f, std::move(args), columns);
+    return checked(build_call(name, *f, std::move(args), columns), name.column);
   }
 
   void check_count(const Token& name, const std::vector<Expr>& args, std::size_t count,
@@ -394,7 +498,7 @@ class Parser {
       alpha[static_cast<std::size_t>(i)] += order_after_coordinate();
     }
     close(open);
-    return make_derivative(std::move(operand), std::move(alpha), name.column);
+    return checked(make_derivative(std::move(operand), std::move(alpha), name.column), name.column);
   }
 
   // The optional ", k" after a coordinate in d(); 1 when absent.
@@ -416,16 +520,27 @@ class Parser {
     if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff) {
       if (!operand->alpha.empty())
         for (std::size_t i = 0; i < alpha.size(); ++i) alpha[i] += operand->alpha[i];
+      check_order(alpha, column, "d()");
       if (k == ExprKind::diff) return Expr::diff(operand->args[0], alpha, coords, column);
       return Expr::derivative(operand->name, operand->index, alpha, coords, column);
     }
     return Expr::diff(std::move(operand), std::move(alpha), coords, column);
   }
 
+  // The total order of a derivative, nested d() combined, within the limit.
+  void check_order(const MultiIndex& alpha, int column, const std::string& what) {
+    if (degree(alpha) <= limits::kMaxDerivativeOrder) return;
+    fail(source_, column,
+         what + " asks for a derivative of total order " + std::to_string(degree(alpha)) +
+             " (multi-index " + multi_index_str(alpha) + " over " + join(ctx_.coordinate_names()) +
+             "); the highest order is " + std::to_string(limits::kMaxDerivativeOrder));
+  }
+
   const Source& source_;
   const Context& ctx_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // nesting of unary(), the parser's recursion
 };
 
 }  // namespace

@@ -1,0 +1,26 @@
+// The limits of the equation language: what the parser and expand() accept, so that every later
+// stage (printing, analysis, lowering, the Taylor transform, the compiler) works on input of a
+// bounded size and depth. Input beyond a limit is a UserError that names the limit and the column.
+#pragma once
+
+#include <cstdint>
+
+namespace jetpde::equations::limits {
+
+// Nesting levels of an expression as parsed: parentheses, calls, signs and powers each open one,
+// as do the operands of +, -, * and / (a chain of n terms counts about 16 + log2(n)); a definition
+// counts with the depth of its body where it is used.
+inline constexpr int kMaxDepth = 256;
+// Nodes of an expression as parsed, definitions inlined (u + 2*v has 5).
+inline constexpr std::int64_t kMaxNodes = 100000;
+// The total order |α| of any derivative, after nested d() are combined and the chain rule has
+// run: d(d(u, x, 40), x, 40) asks for order 80. The Taylor plan and the compiler are measured to
+// order 124 (their recursion fails near 128); 64 leaves room for deeper graphs and ASan.
+inline constexpr int kMaxDerivativeOrder = 64;
+// Distinct nodes expand() may create for one expression (its core form, shared subexpressions
+// counted once): bounds the symbolic work of the chain and product rules.
+inline constexpr std::int64_t kMaxCoreNodes = 200000;
+// The depth of the core form (derivatives of nested functions deepen it).
+inline constexpr int kMaxCoreDepth = 1024;
+
+}  // namespace jetpde::equations::limits
