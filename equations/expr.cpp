@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "autodiff/errors.h"
+#include "equations/limits.h"
 
 namespace jetpde::equations {
 
@@ -250,18 +251,30 @@ std::string call_text(const std::string& name, const std::vector<Expr>& args) {
   return s + ")";
 }
 
+// The operators down the left side of a chain of one precedence: 2 for (a + b) - c.
+int left_run(const Expr& e, int prec) {
+  int n = 0;
+  for (const Expr* x = &e; precedence(*x) == prec; x = &(*x)->args[0]) ++n;
+  return n;
+}
+
+// The parser combines a chain of more than limits::kChainRun operands as a balanced tree of runs
+// (equations/limits.h); a left operand whose own chain is that long is put in parentheses, so
+// that the text parses back to the same tree.
+bool run_ends(const Expr& a, int prec) { return left_run(a, prec) >= limits::kChainRun; }
+
 std::string binary_text(const ExprNode& n) {
   const Expr &a = n.args[0], &b = n.args[1];
   const int pa = precedence(a), pb = precedence(b);
   switch (n.kind) {
     case ExprKind::add:
-      return wrap(a, false) + " + " + wrap(b, pb <= 1);
+      return wrap(a, run_ends(a, 1)) + " + " + wrap(b, pb <= 1);
     case ExprKind::sub:
-      return wrap(a, false) + " - " + wrap(b, pb <= 1);
+      return wrap(a, run_ends(a, 1)) + " - " + wrap(b, pb <= 1);
     case ExprKind::mul:
-      return wrap(a, pa < 2) + "*" + wrap(b, pb <= 2);
+      return wrap(a, pa < 2 || run_ends(a, 2)) + "*" + wrap(b, pb <= 2);
     case ExprKind::div:
-      return wrap(a, pa < 2) + "/" + wrap(b, pb <= 2);
+      return wrap(a, pa < 2 || run_ends(a, 2)) + "/" + wrap(b, pb <= 2);
     case ExprKind::pow:  // right-associative; the exponent may carry a unary minus
       return wrap(a, pa <= 4) + "^" + wrap(b, pb < 3);
     default:

@@ -8,9 +8,14 @@
 namespace jetpde::equations::limits {
 
 // Nesting levels of an expression as parsed: parentheses, calls, signs and powers each open one,
-// as do the operands of +, -, * and / (a chain of n terms counts about 16 + log2(n)); a definition
-// counts with the depth of its body where it is used.
+// as do the operands of +, -, * and / (a chain of n terms counts about kChainRun + log2(n)); a
+// definition counts with the depth of its body where it is used.
 inline constexpr int kMaxDepth = 256;
+// Operands of a chain a + b - c ... (or a * b / c ...) combined left to right, as written; longer
+// chains are cut into runs of this many, and the runs combined as a balanced tree, so that a sum
+// of n terms nests about kChainRun + log2(n) levels, not n. (Expr::str() puts parentheses where a
+// run ends, so that printed text parses back to the same tree.)
+inline constexpr int kChainRun = 16;
 // Nodes of an expression as parsed, definitions inlined (u + 2*v has 5).
 inline constexpr std::int64_t kMaxNodes = 100000;
 // The total order |α| of any derivative, after nested d() are combined and the chain rule has
@@ -19,7 +24,7 @@ inline constexpr std::int64_t kMaxNodes = 100000;
 inline constexpr int kMaxDerivativeOrder = 64;
 // Distinct nodes expand() may create for one expression (its core form, shared subexpressions
 // counted once): bounds the symbolic work of the chain and product rules.
-inline constexpr std::int64_t kMaxCoreNodes = 200000;
+inline constexpr std::int64_t kMaxCoreNodes = 100000;
 // The depth of the core form (derivatives of nested functions deepen it).
 inline constexpr int kMaxCoreDepth = 1024;
 

@@ -72,10 +72,13 @@ std::string depth_message() {
          std::to_string(limits::kMaxDepth);
 }
 
-// Operands of a chain `a op b op c ...` that are combined left to right (a + b + c is
-// (a + b) + c); longer chains are cut into runs of this many, combined as a balanced tree, so
-// that a sum of n terms nests about kChainRun + log2(n) levels, not n.
-constexpr int kChainRun = 16;
+std::string size_message() {
+  return "the expression has more than " + std::to_string(limits::kMaxNodes) +
+         " nodes here (definitions count where they are used); the limit is " +
+         std::to_string(limits::kMaxNodes);
+}
+
+using limits::kChainRun;
 
 // The inverse of a chain operator: '-' for '+', '/' for '*' and back.
 ExprKind inverse(ExprKind k) {
@@ -102,6 +105,7 @@ struct Chain {
   ExprKind run_op = ExprKind::add;
   int run_column = 0;
   int run_length = 0;
+  std::int64_t size = 0;  // nodes of the whole chain
 
   // Combines runs [lo, hi) as a balanced tree; `flip` inverts the operators between them.
   Expr build(std::size_t lo, std::size_t hi, bool flip) const {
@@ -196,6 +200,9 @@ class Parser {
 
   // Appends `op rhs` to a chain: to the current run, or as the first operand of a new one.
   void extend(Chain& chain, ExprKind op, Expr rhs, int column) {
+    if (chain.size == 0) chain.size = chain.run->size;
+    chain.size += rhs->size + 1;
+    if (chain.size > limits::kMaxNodes) fail(source_, column, size_message());
     if (chain.run_length + 1 < kChainRun) {
       ++chain.run_length;
       const ExprKind k = inverting(chain.run_op) ? inverse(op) : op;
@@ -259,11 +266,7 @@ class Parser {
   // `e`, built at `column`, within the depth and size limits.
   Expr checked(Expr e, int column) {
     if (e->depth > limits::kMaxDepth) fail(source_, column, depth_message());
-    if (e->size > limits::kMaxNodes)
-      fail(source_, column,
-           "the expression has more than " + std::to_string(limits::kMaxNodes) +
-               " nodes (definitions count where they are used); the limit is " +
-               std::to_string(limits::kMaxNodes));
+    if (e->size > limits::kMaxNodes) fail(source_, column, size_message());
     return e;
   }
 
@@ -517,10 +520,11 @@ class Parser {
   Expr make_derivative(Expr operand, MultiIndex alpha, int column) {
     const std::vector<std::string>& coords = ctx_.coordinate_names();
     const ExprKind k = operand->kind;
-    if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff) {
+    if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff)
       if (!operand->alpha.empty())
         for (std::size_t i = 0; i < alpha.size(); ++i) alpha[i] += operand->alpha[i];
-      check_order(alpha, column, "d()");
+    check_order(alpha, column, "d()");
+    if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff) {
       if (k == ExprKind::diff) return Expr::diff(operand->args[0], alpha, coords, column);
       return Expr::derivative(operand->name, operand->index, alpha, coords, column);
     }
