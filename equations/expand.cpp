@@ -237,7 +237,22 @@ class Expander {
     MultiIndex alpha;
     int column;
     std::vector<std::uintptr_t> args;
-    auto operator<=>(const Key&) const = default;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::size_t h = std::hash<std::string>()(k.name);
+      auto mix = [&](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+      mix(static_cast<std::uint64_t>(k.kind));
+      mix(static_cast<std::uint64_t>(k.function));
+      mix(k.value);
+      mix(static_cast<std::uint64_t>(k.index));
+      mix(static_cast<std::uint64_t>(k.order));
+      mix(static_cast<std::uint64_t>(k.column));
+      for (const int a : k.alpha) mix(static_cast<std::uint64_t>(a));
+      for (const std::uintptr_t a : k.args) mix(a);
+      return h;
+    }
   };
 
   // The spatial components of a vector expression, each in core form.
@@ -449,7 +464,7 @@ class Expander {
   const Context& ctx_;
   const detail::Source& source_;
   std::vector<int> spatial_;
-  std::map<Key, Expr> interned_;
+  std::unordered_map<Key, Expr, KeyHash> interned_;
   std::map<std::pair<const ExprNode*, int>, Expr> derivatives_;
   std::unordered_map<const ExprNode*, bool> depends_;
   int focus_ = 0;

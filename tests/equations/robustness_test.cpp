@@ -152,7 +152,8 @@ TEST(Robustness, AFlatSumOfTwentyThousandTermsWorks) {
   double factor = 1;
   for (int i = 1; i < 20000; ++i) factor += (i % 3 ? 1 : -1) * (i % 7);
   Network net(2, 1, 3, 7);
-  const double u = evaluate(std::vector<Var>{net.out()}, net.bindings(), Precision::f64).at(0)(0, 0);
+  const double u =
+      evaluate(std::vector<Var>{net.out()}, net.bindings(), Precision::f64).at(0)(0, 0);
   EXPECT_NEAR(through_everything(text), factor * u, 1e-9 * std::abs(factor * u));
 }
 
@@ -226,7 +227,8 @@ TEST(Robustness, SharedExpansionsAgreeWithTaylorMode) {
     const Var direct =
         taylor.derivative(text[2] == 'u' ? u * u : exp(sin(u)), {text[2] == 'u' ? 10 : 7, 0});
     const std::vector<Var> r = lower(eqs, ctx, {.coordinates = net.x(), .outputs = u}, taylor);
-    const std::vector<MatrixD> v = evaluate(std::vector<Var>{r[0], direct}, net.bindings(), Precision::f64);
+    const std::vector<MatrixD> v =
+        evaluate(std::vector<Var>{r[0], direct}, net.bindings(), Precision::f64);
     for (std::int64_t p = 0; p < 4; ++p)
       EXPECT_NEAR(v[0](p, 0), v[1](p, 0), 1e-9 * std::abs(v[1](p, 0))) << text;
   }
