@@ -65,6 +65,13 @@ std::string plural(std::size_t count, const std::string& word) {
   return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
 }
 
+// An expression quoted in a message: its text, cut after 100 characters.
+std::string shown(const Expr& e) {
+  std::string s = e.str();
+  if (s.size() > 100) s = s.substr(0, 97) + "...";
+  return s;
+}
+
 std::string depth_message() {
   return "the expression is nested more than " + std::to_string(limits::kMaxDepth) +
          " levels deep here (parentheses, function calls, signs, powers and definitions each add "
@@ -190,7 +197,7 @@ class Parser {
       if (op.kind == TokenKind::star && vector && rhs->vector)
         fail(source_, op.column, "cannot multiply two vectors; use dot(v, w)");
       if (op.kind == TokenKind::slash && rhs->vector)
-        fail(source_, op.column, "cannot divide by a vector ('" + rhs.str() + "')");
+        fail(source_, op.column, "cannot divide by a vector ('" + shown(rhs) + "')");
       vector = vector || rhs->vector;
       extend(chain, op.kind == TokenKind::star ? ExprKind::mul : ExprKind::div, std::move(rhs),
              op.column);
@@ -246,7 +253,7 @@ class Parser {
     Expr exponent = unary();
     for (const Expr* e : {&base, &exponent})
       if ((*e)->vector)
-        fail(source_, op.column, "'^' takes scalars, but '" + e->str() + "' is a vector");
+        fail(source_, op.column, "'^' takes scalars, but '" + shown(*e) + "' is a vector");
     return checked(Expr::binary(ExprKind::pow, std::move(base), std::move(exponent), op.column),
                    op.column);
   }
@@ -305,7 +312,7 @@ class Parser {
     if (a->vector == b->vector) return;
     const std::string kinds = a->vector ? "a vector and a scalar" : "a scalar and a vector";
     fail(source_, column,
-         "cannot " + verb + " " + kinds + " ('" + a.str() + "' " + op + " '" + b.str() + "')");
+         "cannot " + verb + " " + kinds + " ('" + shown(a) + "' " + op + " '" + shown(b) + "')");
   }
 
   // ---- names --------------------------------------------------------------------------------
@@ -436,7 +443,7 @@ class Parser {
     if (name.text == "div") hint = " (div(grad(u)) is the Laplacian of u)";
     if (name.text == "dot") hint = " (dot(n, grad(u)) is the normal derivative of u)";
     fail(source_, column,
-         name.text + " takes " + (vector ? "a vector" : "a scalar") + ", but '" + arg.str() +
+         name.text + " takes " + (vector ? "a vector" : "a scalar") + ", but '" + shown(arg) +
              "' is " + (vector ? "a scalar" : "a vector") + hint);
   }
 
@@ -479,7 +486,7 @@ class Parser {
     Expr operand = expression();
     if (operand->vector)
       fail(source_, operand_column,
-           "d takes a scalar, but '" + operand.str() +
+           "d takes a scalar, but '" + shown(operand) +
                "' is a vector (take the derivatives of "
                "its components)");
     const std::vector<std::string>& coords = ctx_.coordinate_names();
@@ -554,7 +561,7 @@ Equation parse(const std::string& text, const Context& ctx, const std::string& n
   Expr expr = Parser(source, ctx).equation(true);
   if (expr->vector)
     fail(source, 0,
-         "the equation is a vector ('" + expr.str() +
+         "the equation is a vector ('" + shown(expr) +
              "'); a residual must be a scalar (dot(v, w) and div(v) make scalars)");
   Expr core = expand(expr, ctx, source);
   return Equation{name, text, std::move(expr), std::move(core)};

@@ -189,6 +189,14 @@ TEST(Robustness, TheSizeLimitNamesTheColumn) {
                "the expression has more than 100000 nodes here");
 }
 
+TEST(Robustness, LongOperandsAreQuotedInPart) {
+  Context ctx;
+  ctx.field("u").coordinates({"x", "y"});
+  const std::string sum = "(" + repeat("u + ", 500) + "u)";
+  expect_error(sum + " + grad(u)", static_cast<int>(sum.size()) + 2,
+               "cannot add a scalar and a vector ('((((u + u + u + u", ctx);
+}
+
 // ---- derivative order -----------------------------------------------------------------------
 
 TEST(Robustness, TheTotalDerivativeOrderIsCapped) {
