@@ -5,6 +5,7 @@
 // the limits admit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -222,6 +223,17 @@ TEST(Robustness, ProductRuleExpansionsStayPolynomial) {
   const Equation composite = parse("d(exp(sin(u)), x, 30)", burgers_context());
   EXPECT_LE(distinct_nodes(composite.core), 20000u);
   EXPECT_NO_THROW(through_everything("d(u*u, x, 40)"));
+}
+
+// The chain rule deepens the core form: d(exp(u), x, 40) nests 822 levels (of the 1024 allowed),
+// and lowering, the Taylor sweep to order 40 and the compiler's passes take it.
+TEST(Robustness, TheDeepestExpansionGoesThroughEverything) {
+  const Equation eq = parse("d(exp(u), x, 40)", burgers_context());
+  EXPECT_GT(eq.core->depth, 800);
+  EXPECT_LE(eq.core->depth, limits::kMaxCoreDepth);
+  EXPECT_TRUE(std::isfinite(through_everything("d(exp(u), x, 40)")));
+  expect_error("d(exp(u), x, 50)", 1,
+               "expanding this expression nests its core form more than 1024 levels deep");
 }
 
 // The shared expansion gives the derivatives Taylor mode gives for the same product.
