@@ -13,7 +13,8 @@ namespace jetpde::equations::limits {
 inline constexpr int kMaxDepth = 256;
 // Operands of a chain a + b - c ... (or a * b / c ...) combined left to right, as written; longer
 // chains are cut into runs of this many, and the runs combined as a balanced tree, so that a sum
-// of n terms nests about kChainRun + log2(n) levels, not n. (Expr::str() puts parentheses where a
+// of n terms nests about kChainRun + log2(n) levels, not n. (A run of a product starts at a '*'
+// only, so that no vector factor moves into a denominator.) (Expr::str() puts parentheses where a
 // run ends, so that printed text parses back to the same tree.)
 inline constexpr int kChainRun = 16;
 // Nodes of an expression as parsed, definitions inlined (u + 2*v has 5).

@@ -205,12 +205,14 @@ class Parser {
     return finish(chain);
   }
 
-  // Appends `op rhs` to a chain: to the current run, or as the first operand of a new one.
+  // Appends `op rhs` to a chain: to the current run, or as the first operand of a new one. A run
+  // of a product starts only at a '*': inverting the operators of a run that starts at a '/'
+  // would put a vector factor in a denominator (x/2*grad(u) is not x/(2/grad(u)) as a tree).
   void extend(Chain& chain, ExprKind op, Expr rhs, int column) {
     if (chain.size == 0) chain.size = chain.run->size;
     chain.size += rhs->size + 1;
     if (chain.size > limits::kMaxNodes) fail(source_, column, size_message());
-    if (chain.run_length + 1 < kChainRun) {
+    if (chain.run_length + 1 < kChainRun || op == ExprKind::div) {
       ++chain.run_length;
       const ExprKind k = inverting(chain.run_op) ? inverse(op) : op;
       chain.run = checked(Expr::binary(k, std::move(chain.run), std::move(rhs), column), column);

@@ -184,6 +184,33 @@ TEST(Robustness, LongChainsKeepLeftToRightMeaning) {
   expect_error("dot(n, " + vectors + ")", 7 + 7 + 80 + 1, "cannot multiply two vectors", ctx);
 }
 
+// A vector after a '/' where a run of a product ends: x*2*...*2/2*grad(u) is still x*2^14*grad(u),
+// a vector, not a division by one.
+TEST(Robustness, ProductChainsWithVectorsAcrossRuns) {
+  Context ctx;
+  ctx.field("u").coordinates({"x", "y"});
+  for (const std::string tail : {"/2*grad(u)", "*grad(u)/2", "/2/4*grad(u)*3"}) {
+    const std::string v = "x" + repeat("*2", 15) + tail;
+    const Equation eq = parse("dot(n, " + v + ")", ctx);
+    EXPECT_EQ(parse(eq.str(), ctx).expr, eq.expr) << v;
+    const Equation want = parse("dot(n, grad(u))*x*" + std::to_string(std::ldexp(1, 15)) +
+                                    (tail == "/2/4*grad(u)*3" ? "/8*3" : "/2"),
+                                ctx);
+    Network net(2, 1, 3, 9);
+    const Var normal = net.graph().input("normal", {3, 2});
+    net.bindings()["normal"] = testing::random_normals(3, 2, 4);
+    std::vector<double> values;
+    for (const Equation& e : {eq, want}) {
+      const std::vector<Equation> eqs{e};
+      Taylor taylor(plan_for(eqs, ctx, net.x()));
+      const std::vector<Var> r =
+          lower(eqs, ctx, {.coordinates = net.x(), .outputs = net.out(), .normal = normal}, taylor);
+      values.push_back(evaluate(r, net.bindings(), Precision::f64).at(0)(0, 0));
+    }
+    EXPECT_NEAR(values[0], values[1], 1e-12 * std::abs(values[1])) << v;
+  }
+}
+
 TEST(Robustness, TheSizeLimitNamesTheColumn) {
   // u + u + ...: the k-th '+' is at column 4k - 1; the 50,000th makes 100,001 nodes.
   expect_error("u" + repeat(" + u", 60000), 4 * 50000 - 1,
