@@ -49,12 +49,21 @@ void expect_error(const std::string& text, int column, const std::string& what,
     ADD_FAILURE() << "no UserError for a text of " << text.size() << " characters";
   } catch (const UserError& e) {
     const std::string message = e.what();
-    if (column > 0)
+    if (column > 0) {
       EXPECT_NE(message.find("column " + std::to_string(column) + ": "), std::string::npos)
           << message << "\nwanted column " << column;
+    }
     EXPECT_NE(message.find(what), std::string::npos) << message << "\nwanted: " << what;
     EXPECT_LT(message.size(), 1000u) << "a long text is quoted in part";
   }
+}
+
+LowerInputs inputs_of(Network& net, Var normal = {}) {
+  LowerInputs in;
+  in.coordinates = net.x();
+  in.outputs = net.out();
+  in.normal = normal;
+  return in;
 }
 
 // Distinct nodes of an expression (shared subexpressions once).
@@ -78,8 +87,7 @@ double through_everything(const std::string& text, const Context& ctx = burgers_
   Network net(2, 1, 3, 7);
   const std::vector<Equation> eqs{eq};
   Taylor taylor(plan_for(eqs, ctx, net.x()));
-  const std::vector<Var> r =
-      lower(eqs, ctx, {.coordinates = net.x(), .outputs = net.out()}, taylor);
+  const std::vector<Var> r = lower(eqs, ctx, inputs_of(net), taylor);
   const std::vector<MatrixD> v = evaluate(r, net.bindings(), Precision::f64);
   compiler::Program program = compiler::lower(compiler::optimize(compiler::module_of(r), {}));
   compiler::plan_memory(program);
@@ -203,8 +211,7 @@ TEST(Robustness, ProductChainsWithVectorsAcrossRuns) {
     for (const Equation& e : {eq, want}) {
       const std::vector<Equation> eqs{e};
       Taylor taylor(plan_for(eqs, ctx, net.x()));
-      const std::vector<Var> r =
-          lower(eqs, ctx, {.coordinates = net.x(), .outputs = net.out(), .normal = normal}, taylor);
+      const std::vector<Var> r = lower(eqs, ctx, inputs_of(net, normal), taylor);
       values.push_back(evaluate(r, net.bindings(), Precision::f64).at(0)(0, 0));
     }
     EXPECT_NEAR(values[0], values[1], 1e-12 * std::abs(values[1])) << v;
@@ -273,7 +280,7 @@ TEST(Robustness, SharedExpansionsAgreeWithTaylorMode) {
     const Var u = net.out();
     const Var direct =
         taylor.derivative(text[2] == 'u' ? u * u : exp(sin(u)), {text[2] == 'u' ? 10 : 7, 0});
-    const std::vector<Var> r = lower(eqs, ctx, {.coordinates = net.x(), .outputs = u}, taylor);
+    const std::vector<Var> r = lower(eqs, ctx, inputs_of(net), taylor);
     const std::vector<MatrixD> v =
         evaluate(std::vector<Var>{r[0], direct}, net.bindings(), Precision::f64);
     for (std::int64_t p = 0; p < 4; ++p)
