@@ -25,6 +25,12 @@ inline constexpr std::int64_t kMaxNodes = 100000;
 // 170 (∂^k grows like k!) and f32 near 35 (for this network); 64 is far beyond any PDE and well
 // inside f64.
 inline constexpr int kMaxDerivativeOrder = 64;
+// The work of the Taylor plan plan_for() builds (equations/analysis.h): every derivative brings
+// all the lower ones it contains, and a product's stream α sums Π_i (α_i + 1) coefficient pairs;
+// this bounds their sum over the plan. d(u, x, 64) costs 2,145; a 1000-D Laplacian about 3,000;
+// d(u, x, 16, t, 16) 23,409 (289 streams, 145,000 graph nodes and 7 MB of C source on a small
+// network); mixed derivatives in many coordinates grow exponentially.
+inline constexpr std::int64_t kMaxTaylorWork = 25000;
 // Distinct nodes expand() may create for one expression (its core form, shared subexpressions
 // counted once): bounds the symbolic work of the chain and product rules.
 inline constexpr std::int64_t kMaxCoreNodes = 100000;

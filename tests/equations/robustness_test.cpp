@@ -23,6 +23,7 @@
 #include "equations/lower.h"
 #include "equations/parser.h"
 #include "tests/equations/network.h"
+#include "tests/support/user_error.h"
 
 namespace jetpde::equations {
 namespace {
@@ -244,6 +245,48 @@ TEST(Robustness, TheTotalDerivativeOrderIsCapped) {
   expect_error("1 + d(laplacian(u), x, 63)", 5,
                "the chain rule here asks for the derivative u of total order 65");
   EXPECT_NO_THROW(through_everything("d(d(u, x, 32), x, 32)"));
+}
+
+// Mixed derivatives bring every lower one: the Taylor plan's work is bounded too.
+TEST(Robustness, TaylorStreamsAreBounded) {
+  const Context ctx = burgers_context();
+  Network net(2, 1, 3, 7);
+  const std::vector<Equation> fits{parse("d(u, x, 16, t, 16) + d(u, x, 40)", ctx)};
+  EXPECT_EQ(plan_for(fits, ctx, net.x()).stream_count(), 17 * 17 + 24);
+  const std::vector<Equation> big{parse("u_x + d(u, x, 32, t, 32)", ctx)};
+  jetpde::testing::expect_user_error(
+      [&] { plan_for(big, ctx, net.x()); },
+      "equations: the derivatives asked for make too large a Taylor plan: each derivative brings "
+      "every lower one it contains (d(u, x, 32, t, 32) alone needs 1089 streams), and the plan's "
+      "products would sum more than 25000 coefficient pairs per node; the limit is 25000");
+  // A Laplacian in 1000 dimensions is cheap (first-order streams and one collapsed sum).
+  Context poisson;
+  poisson.field("u");
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("y" + std::to_string(i));
+  poisson.coordinates(names);
+  Graph h(DType::f64);
+  EXPECT_EQ(plan_for(std::vector<Equation>{parse("laplacian(u) + 1", poisson)}, poisson,
+                     h.input("y", {3, 1000}))
+                .stream_count(),
+            1002);
+  // 16 coordinates, second order in each: 3^16 streams, refused without enumerating them.
+  Context wide;
+  wide.field("u");
+  std::string text = "d(u";
+  for (int i = 0; i < 16; ++i) {
+    wide.coordinate("x" + std::to_string(i));
+    text += ", x" + std::to_string(i) + ", 2";
+  }
+  Graph g(DType::f64);
+  const Var x = g.input("x", {3, 16});
+  try {
+    plan_for(std::vector<Equation>{parse(text + ")", wide)}, wide, x);
+    ADD_FAILURE() << "no UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("alone needs 43046721 streams"), std::string::npos)
+        << e.what();
+  }
 }
 
 // ---- symbolic work --------------------------------------------------------------------------
