@@ -1,5 +1,7 @@
 #include "apps/commands.h"
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -12,10 +14,11 @@
 #include "compiler/cpu_compiler.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
+#include "compiler/openmp_env.h"
 #include "equations/library.h"
 #include "io/config.h"
 #include "io/config_schema.h"
-#include "io/csv.h"
+#include "io/data_files.h"
 #include "io/grid_output.h"
 #include "io/hdf5_read.h"
 #include "io/hdf5_write.h"
@@ -32,26 +35,21 @@ namespace fs = std::filesystem;
 
 std::string sci(double x) { return nn::detail::short_number(x, 3); }
 
-// The points of an eval: CSV columns named by coordinate, or an HDF5 dataset "points".
+// The points of an eval, from any data file (io/data_files.h): an array "points" [n, dims] where
+// the file has one and not the coordinates by name, else a column or array per coordinate.
 MatrixD read_points(const std::string& file, const std::vector<std::string>& coords) {
   if (!fs::exists(file)) throw UserError("--points: no such file: " + file);
-  const std::string ext = fs::path(file).extension().string();
-  if (ext == ".csv") {
-    const io::CsvTable t = io::read_csv(file);
-    MatrixD p(t.values.rows(), static_cast<Eigen::Index>(coords.size()));
-    for (std::size_t c = 0; c < coords.size(); ++c)
-      p.col(static_cast<Eigen::Index>(c)) = t.values.col(t.column(coords[c]));
-    return p;
+  try {
+    const std::unique_ptr<io::DataSource> source = io::open_data_file(file);
+    const bool by_name = std::all_of(coords.begin(), coords.end(),
+                                     [&](const std::string& c) { return source->contains(c); });
+    return io::read_point_data(*source,
+                               {.points = by_name || !source->contains("points") ? "" : "points",
+                                .coordinates = coords})
+        .points;
+  } catch (const UserError& e) {
+    throw UserError(std::string("--points: ") + e.what());
   }
-  if (ext == ".h5" || ext == ".hdf5") {
-    MatrixD p = io::read_dataset(file, "points").matrix();
-    if (p.cols() != static_cast<Eigen::Index>(coords.size()))
-      throw UserError("--points: '" + file + "' dataset 'points' has " + std::to_string(p.cols()) +
-                      " columns; the problem has " + std::to_string(coords.size()) +
-                      " coordinates");
-    return p;
-  }
-  throw UserError("--points: '" + file + "': expected a .csv, .h5 or .hdf5 file");
 }
 
 void write_eval(const std::string& out, const MatrixD& points, const MatrixD& values,
@@ -98,6 +96,42 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
   io::write_text_atomically(out, s.str());
 }
 
+// SIGTERM (what SLURM and PBS send before a kill) and SIGINT (Ctrl-C): the first sets the flag
+// the trainer polls after every step, and puts the default action back, so that a second signal
+// (during the final writes, say) ends the process at once.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signo) {
+  g_stop_signal = signo;
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGTERM, &dfl, nullptr);
+  sigaction(SIGINT, &dfl, nullptr);
+}
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// The exit status of a run (apps/README.md lists them).
+int exit_status(solvers::TrainResult::Status status) {
+  using S = solvers::TrainResult::Status;
+  switch (status) {
+    case S::non_finite:
+      return 3;
+    case S::time_limit:
+      return 4;
+    case S::interrupted:
+      return 128 + (g_stop_signal ? static_cast<int>(g_stop_signal) : SIGTERM);
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
 void set_threads(int threads) {
@@ -117,7 +151,9 @@ int run(const RunArgs& a) {
   set_threads(config.threads);
   std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
                config.output.dir.c_str());
-  const io::RunReport r = io::run(config, {.resume = a.resume, .max_steps = a.max_steps});
+  catch_stop_signals();
+  const io::RunReport r =
+      io::run(config, {.resume = a.resume, .max_steps = a.max_steps, .interrupt = &g_stop_signal});
   std::fprintf(stderr, "jetpde: %s\n", r.result.message.c_str());
   const auto& m = r.metrics;
   if (m.count("rel_l2")) {
@@ -131,8 +167,14 @@ int run(const RunArgs& a) {
   for (const auto& [name, value] : r.parameters)
     std::fprintf(stderr, "jetpde: trained %s = %s\n", name.c_str(),
                  nn::detail::short_number(value, 6).c_str());
-  std::fprintf(stderr, "jetpde: %d steps in %s (setup %s, output %s); wrote %s/{", r.result.steps,
-               io::format_duration(r.train_seconds).c_str(),
+  // A resumed run: the whole run's steps and time, then this part's.
+  const std::string part = r.resumed_from < 0
+                               ? ""
+                               : "; this part " + std::to_string(r.part_steps()) + " steps in " +
+                                     io::format_duration(r.train_seconds);
+  std::fprintf(stderr, "jetpde: %d steps in %s (%ssetup %s, output %s); wrote %s/{", r.result.steps,
+               io::format_duration(r.run_train_seconds).c_str(),
+               part.empty() ? "" : (part.substr(2) + ", ").c_str(),
                io::format_duration(r.setup_seconds).c_str(),
                io::format_duration(r.output_seconds).c_str(), r.dir.c_str());
   std::string files;
@@ -147,11 +189,32 @@ int run(const RunArgs& a) {
     files.replace(files.find("fields_0000.vti"), 15, range);
   }
   std::fprintf(stderr, "%s}\n", files.c_str());
-  return r.result.status == solvers::TrainResult::Status::non_finite ? 3 : 0;
+  if (r.result.status == solvers::TrainResult::Status::interrupted ||
+      r.result.status == solvers::TrainResult::Status::time_limit)
+    std::fprintf(stderr, "jetpde: %s at step %d: run it again with --resume to continue\n",
+                 solvers::status_name(r.result.status), r.result.steps);
+  return exit_status(r.result.status);
 }
 
+namespace {
+
+io::LoadedRun load(const std::string& dir, const LoadArgs& a) {
+  std::vector<std::string> overrides = a.overrides;
+  if (!a.precision.empty()) overrides.push_back("precision=" + a.precision);
+  return io::load_run(dir, overrides);
+}
+
+// "in fp64 (trained in fp32)", or "in fp32" when they are the same.
+std::string precision_note(const io::LoadedRun& run) {
+  const std::string used = run.config.resolved["precision"].as<std::string>();
+  return "in " + used +
+         (used == run.trained_precision ? "" : " (trained in " + run.trained_precision + ")");
+}
+
+}  // namespace
+
 int eval(const EvalArgs& a) {
-  io::LoadedRun run = io::load_run(a.run_dir);
+  io::LoadedRun run = load(a.run_dir, a.load);
   set_threads(run.config.threads);
   const std::vector<std::string>& coords = run.config.spec.domain->coordinate_names();
   const MatrixD points = read_points(a.points, coords);
@@ -159,11 +222,16 @@ int eval(const EvalArgs& a) {
       a.fields.empty() ? run.config.spec.context.field_names() : a.fields;
   const MatrixD values = run.problem->evaluate_expressions(run.theta, points, names);
   write_eval(a.output, points, values, coords, names);
+  std::fflush(stdout);
+  std::string what;
+  for (const std::string& n : names) what += (what.empty() ? "" : ", ") + n;
+  std::fprintf(stderr, "jetpde: step %d of %s: %s at %lld points %s\n", run.step, a.run_dir.c_str(),
+               what.c_str(), static_cast<long long>(points.rows()), precision_note(run).c_str());
   return 0;
 }
 
 int export_fields(const ExportArgs& a) {
-  io::LoadedRun run = io::load_run(a.run_dir);
+  io::LoadedRun run = load(a.run_dir, a.load);
   set_threads(run.config.threads);
   const std::string dir = a.output.empty() ? a.run_dir : a.output;
   std::error_code ec;
@@ -180,7 +248,7 @@ int export_fields(const ExportArgs& a) {
        .exact = io::exact_solution(run.config, *run.problem)});
   std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
   for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
-  std::fprintf(stderr, " in %s\n", dir.c_str());
+  std::fprintf(stderr, " in %s, %s\n", dir.c_str(), precision_note(run).c_str());
   return 0;
 }
 
@@ -220,6 +288,7 @@ int info(const InfoArgs& a) {
 #ifdef _OPENMP
   std::printf("threads:       %d (OpenMP)\n", omp_get_max_threads());
 #endif
+  std::printf("OpenMP wait:   %s\n", compiler::openmp_wait_policy().c_str());
   std::printf("compile cache: %s\n", compiler::cache_directory(options.cpu).c_str());
   return 0;
 }

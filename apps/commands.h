@@ -19,9 +19,17 @@ struct RunArgs {
 };
 int run(const RunArgs& args);
 
+// eval and export: the run folder's config.yaml with --set KEY=VALUE overrides and --precision
+// (precision=...) applied.
+struct LoadArgs {
+  std::vector<std::string> overrides;
+  std::string precision;
+};
+
 struct EvalArgs {
   std::string run_dir, points, output;
   std::vector<std::string> fields;  // expressions; empty: every field
+  LoadArgs load;
 };
 int eval(const EvalArgs& args);
 
@@ -30,6 +38,7 @@ struct ExportArgs {
   std::vector<int> grid;
   int time_steps = 0;
   std::vector<std::string> quantities;
+  LoadArgs load;
 };
 int export_fields(const ExportArgs& args);
 

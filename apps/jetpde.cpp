@@ -1,8 +1,8 @@
 // The jetpde command: run a YAML config, evaluate or export a trained run, describe the build.
 //
 //   jetpde run examples/burgers.yaml [--set training.stages.0.steps=500] [--resume]
-//   jetpde eval runs/burgers --points points.csv --fields u,u_x
-//   jetpde export runs/burgers --grid 201 --time-steps 51
+//   jetpde eval runs/burgers --points points.csv --fields u,u_x [--precision fp64] [--set K=V]
+//   jetpde export runs/burgers --grid 201 --time-steps 51 [--precision fp64] [--set K=V]
 //   jetpde info [--equations] [--config-reference]
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -68,13 +68,24 @@ int main(int argc, char** argv) {
       ->required();
   eval_cmd
       ->add_option("--points", eval_args.points,
-                   "CSV with a column per coordinate, or HDF5 with a dataset 'points'")
+                   "A data file (.csv .dat .txt .tsv .h5 .npy .npz .mat) with a column or array "
+                   "per coordinate, or an array 'points' [n, dims]")
       ->required();
   eval_cmd->add_option("--fields", eval_args.fields,
                        "Fields or expressions to evaluate (u,u_x,d(u, x, 3)); default: every "
                        "field");
   eval_cmd->add_option("--output", eval_args.output,
                        "Write to this .csv, .h5 or .vtu file instead of standard output");
+
+  // eval and export read the run folder's config.yaml; these override it.
+  const auto load_options = [](CLI::App* cmd, LoadArgs& load) {
+    cmd->add_option("--set", load.overrides,
+                    "Override a value of the run's config.yaml: KEY.PATH=VALUE; repeatable");
+    cmd->add_option("--precision", load.precision,
+                    "Arithmetic to evaluate in (default: the run's precision)")
+        ->check(CLI::IsMember({"fp64", "fp32", "bf16", "fp16", "auto"}));
+  };
+  load_options(eval_cmd, eval_args.load);
 
   ExportArgs export_args;
   CLI::App* export_cmd =
@@ -87,6 +98,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   export_cmd->add_option("--quantities", export_args.quantities,
                          "Extra expressions (u_x,d(u, x, 3),...)");
+  load_options(export_cmd, export_args.load);
 
   InfoArgs info_args;
   CLI::App* info_cmd =

@@ -7,6 +7,7 @@
 #include <array>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "autodiff/ir.h"
@@ -39,12 +40,13 @@ enum class TaylorFamily : std::uint8_t {
   MatMul,     // bilinear: Cauchy product of matrix products
   Div,        // z = x / y, solved from y z = x
   UnaryPoly,  // f' = g(f) with g a quadratic polynomial in f (exp, tanh, sigmoid)
-  SinCos,     // sin and cos in pairs
+  Pair,       // sin/cos, sinh/cosh: z' = w and w' = ±z, propagated together
   Log,        // x z' = x'
   Sqrt,       // z z = x
-  Atan,       // z' = x' / (1 + x²)
+  Chain,      // z' = Σ_j g_j x_j', the partials g_j built in the graph from the operands
   Pow,        // x z' = p z x'
   Select,     // linear in the two branches; the condition carries no derivative
+  Step,       // piecewise constant (comparisons): no derivative
 };
 
 struct Primitive {
@@ -57,11 +59,18 @@ struct Primitive {
   TaylorFamily taylor;
   std::array<double, 3> taylor_poly{};  // UnaryPoly: g(f) = p0 + p1 f + p2 f^2
   TransposeFn transpose;
+  // Chain: the partial derivatives with respect to each operand, built from the operands.
+  std::vector<Var> (*partials)(std::span<const Var> operands) = nullptr;
+  // Pair: the partner w of z = f(x): z' = pair_signs[0] w and w' = pair_signs[1] z.
+  Op partner = Op::Input;
+  std::array<double, 2> pair_signs{1.0, 1.0};
   const char* c_expr = nullptr;  // elementwise ops: C expression over {0}, {1}, {2} and {p}
   bool elementwise = false;      // operands broadcast against each other
 };
 
 const Primitive& primitive(Op op);
+// The C math functions the C expressions call (for `using std::name;` in generated sources).
+const std::vector<std::string>& c_math_functions();
 inline const char* op_name(Op op) { return primitive(op).name; }
 
 }  // namespace jetpde

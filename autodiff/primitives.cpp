@@ -1,10 +1,13 @@
 // The primitive table: one record per primitive (see primitive.h). Reference evaluations double
 // as the constant folder and the interpreter; Taylor rules are named by family and implemented in
 // taylor_rules.cpp; transpose rules are written here with the graph-building functions.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string>
 
 #include "autodiff/errors.h"
+#include "autodiff/functions.h"
 #include "autodiff/ops.h"
 #include "autodiff/primitive.h"
 
@@ -209,14 +212,35 @@ std::vector<Var> t_div(Var o, Var ct) {
   const Var q = ct / arg(o, 1);
   return {q, neg(q * o)};
 }
-std::vector<Var> t_exp(Var o, Var ct) { return {ct * o}; }
-std::vector<Var> t_log(Var o, Var ct) { return {ct / arg(o, 0)}; }
-std::vector<Var> t_sin(Var o, Var ct) { return {ct * cos(arg(o, 0))}; }
-std::vector<Var> t_cos(Var o, Var ct) { return {neg(ct * sin(arg(o, 0)))}; }
-std::vector<Var> t_tanh(Var o, Var ct) { return {ct * (1.0 - square(o))}; }
 std::vector<Var> t_sigmoid(Var o, Var ct) { return {ct * (o - square(o))}; }
-std::vector<Var> t_sqrt(Var o, Var ct) { return {ct / scale(o, 2.0)}; }
-std::vector<Var> t_atan(Var o, Var ct) { return {ct / (1.0 + square(arg(o, 0)))}; }
+// A record of autodiff/functions.h: ct times each partial (for one operand, the record's
+// derivative along ct); comparisons have none.
+template <class R>
+std::vector<Var> t_record(Var o, Var ct) {
+  if constexpr (R::family == TaylorFamily::Step) {
+    return std::vector<Var>(R::arity, kZero);
+  } else {
+    std::array<Var, R::arity> a{};
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = arg(o, i);
+    if constexpr (R::arity == 1) {
+      return {functions::jvp<R, Var>(a, {ct})};
+    } else {
+      std::vector<Var> out;
+      for (int j = 0; j < R::arity; ++j) out.push_back(ct * R::template partial<Var>(j, a));
+      return out;
+    }
+  }
+}
+
+template <class R>
+std::vector<Var> partials_of(std::span<const Var> operands) {
+  std::array<Var, R::arity> a{};
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = operands[i];
+  std::vector<Var> out;
+  for (int j = 0; j < R::arity; ++j) out.push_back(R::template partial<Var>(j, a));
+  return out;
+}
+
 std::vector<Var> t_pow(Var o, Var ct) {
   const double p = o.node().attrs.real;
   return {scale(ct * pow(arg(o, 0), p - 1.0), p)};
@@ -314,20 +338,24 @@ std::array<Primitive, kNumOps> make_table() {
   binary(Op::Sub, "sub", F::Linear, t_sub, "({0} - {1})", [](auto x, auto y) { return x - y; });
   binary(Op::Mul, "mul", F::Mul, t_mul, "({0} * {1})", [](auto x, auto y) { return x * y; });
   binary(Op::Div, "div", F::Div, t_div, "({0} / {1})", [](auto x, auto y) { return x / y; });
-  unary(Op::Exp, "exp", F::UnaryPoly, t_exp, "exp({0})", [](auto x) {
-    return std::exp(x);
-  })->taylor_poly = {0, 1, 0};  // exp' = exp
-  unary(Op::Log, "log", F::Log, t_log, "log({0})", [](auto x) { return std::log(x); });
-  unary(Op::Sin, "sin", F::SinCos, t_sin, "sin({0})", [](auto x) { return std::sin(x); });
-  unary(Op::Cos, "cos", F::SinCos, t_cos, "cos({0})", [](auto x) { return std::cos(x); });
-  unary(Op::Tanh, "tanh", F::UnaryPoly, t_tanh, "tanh({0})", [](auto x) {
-    return std::tanh(x);
-  })->taylor_poly = {1, 0, -1};  // tanh' = 1 - tanh^2
   unary(Op::Sigmoid, "sigmoid", F::UnaryPoly, t_sigmoid, "(1 / (1 + exp(-{0})))", [](auto x) {
     return decltype(x)(1) / (decltype(x)(1) + std::exp(-x));
   })->taylor_poly = {0, 1, -1};  // sigmoid' = sigmoid - sigmoid^2
-  unary(Op::Sqrt, "sqrt", F::Sqrt, t_sqrt, "sqrt({0})", [](auto x) { return std::sqrt(x); });
-  unary(Op::Atan, "atan", F::Atan, t_atan, "atan({0})", [](auto x) { return std::atan(x); });
+  // The scalar functions of the language that are primitives: from their records.
+  functions::for_each([&]<class R>() {
+    if constexpr (functions::IsPrimitive<R>) {
+      Primitive& p = def(R::op, R::name, R::arity, elementwise_shape, R::family, t_record<R>);
+      p.elementwise = true;
+      p.c_expr = R::c;
+      set_elementwise_eval<R::arity>(p, [](auto... x) { return R::eval(x...); });
+      if constexpr (R::family == F::Chain) p.partials = partials_of<R>;
+      if constexpr (R::family == F::UnaryPoly) p.taylor_poly = {R::poly[0], R::poly[1], R::poly[2]};
+      if constexpr (R::family == F::Pair) {
+        p.partner = R::partner;
+        p.pair_signs = {R::signs[0], R::signs[1]};
+      }
+    }
+  });
   {
     Primitive& p = def(Op::PowC, "pow", 1, elementwise_shape, F::Pow, t_pow);
     p.elementwise = true;
@@ -377,6 +405,32 @@ std::array<Primitive, kNumOps> make_table() {
 const Primitive& primitive(Op op) {
   static const std::array<Primitive, kNumOps> table = make_table();
   return table.at(static_cast<std::size_t>(op));
+}
+
+const std::vector<std::string>& c_math_functions() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (int i = 0; i < kNumOps; ++i) {
+      const char* c = primitive(static_cast<Op>(i)).c_expr;
+      if (!c) continue;
+      // Every identifier followed by '(' in a C expression is a <cmath> function.
+      const std::string e = c;
+      for (std::size_t k = 0; k < e.size();) {
+        if (!std::isalpha(static_cast<unsigned char>(e[k]))) {
+          ++k;
+          continue;
+        }
+        std::size_t end = k;
+        while (end < e.size() && std::isalnum(static_cast<unsigned char>(e[end]))) ++end;
+        const std::string name = e.substr(k, end - k);
+        if (end < e.size() && e[end] == '(' && std::find(out.begin(), out.end(), name) == out.end())
+          out.push_back(name);
+        k = end;
+      }
+    }
+    return out;
+  }();
+  return names;
 }
 
 }  // namespace jetpde

@@ -72,7 +72,9 @@ class TaylorState {
     if (d >= 0) return d != 0;
     const Node& n = g_.node(id);
     bool dep = false;
-    if (n.op == Op::Input) {
+    if (primitive(n.op).taylor == TaylorFamily::Step) {
+      dep = false;  // piecewise constant: no streams, whatever its operands
+    } else if (n.op == Op::Input) {
       for (const TaylorVar& var : plan_.vars()) dep = dep || var.input.id == id;
     } else {
       for (std::size_t i = (n.op == Op::Select ? 1 : 0); i < n.args.size(); ++i)
@@ -129,17 +131,19 @@ class TaylorState {
       case TaylorFamily::UnaryPoly:
         unary_poly(id, out);
         break;
-      case TaylorFamily::SinCos:
-        sin_cos(id);
+      case TaylorFamily::Pair:
+        pair(id);
         return;
+      case TaylorFamily::Step:
+        break;
       case TaylorFamily::Log:
         logarithm(id, out);
         break;
       case TaylorFamily::Sqrt:
         square_root(id, out);
         break;
-      case TaylorFamily::Atan:
-        arctangent(id, out);
+      case TaylorFamily::Chain:
+        chain(id, out);
         break;
       case TaylorFamily::Pow:
         power(id, out);
@@ -352,25 +356,28 @@ class TaylorState {
     return zadd(acc, zscale(zmul(z, z), p[2]));
   }
 
-  // sin and cos of the same operand, propagated together: sin' = cos, cos' = -sin.
-  void sin_cos(NodeId id) {
+  // z = f(x) and w = g(x) of the same operand, propagated together: f' = s_f g, g' = s_g f
+  // (sin/cos: s_sin = 1, s_cos = -1; sinh/cosh: 1 and 1).
+  void pair(NodeId id) {
     const Node n = g_.node(id);
-    const Var x = v(n.args[0]);
-    const NodeId s = sin(x).id, c = cos(x).id;
-    Streams zs(static_cast<std::size_t>(plan_.stream_count()), kZero), zc = zs;
-    zs[0] = s;
-    zc[0] = c;
-    const NodeId minus_s = neg(v(s)).id;
+    const Primitive& pf = primitive(n.op);
+    const std::array<NodeId, 1> operand{n.args[0]};
+    const NodeId x = n.args[0], z = id, w = g_.make(pf.partner, operand).id;
+    const double zs = pf.pair_signs[0], ws = pf.pair_signs[1];  // z' = zs w, w' = ws z
+    Streams sz(static_cast<std::size_t>(plan_.stream_count()), kZero), sw = sz;
+    sz[0] = z;
+    sw[0] = w;
+    const NodeId dz0 = zs == 1.0 ? w : neg(v(w)).id, dw0 = ws == 1.0 ? z : neg(v(z)).id;
     for (int key = 1; key < plan_.stream_count(); ++key) {
-      zs[static_cast<std::size_t>(key)] =
-          recurrence(x.id, key, c, [&](int k) { return zc[static_cast<std::size_t>(k)]; });
-      zc[static_cast<std::size_t>(key)] = recurrence(
-          x.id, key, minus_s, [&](int k) { return zscale(zs[static_cast<std::size_t>(k)], -1.0); });
+      sz[static_cast<std::size_t>(key)] = recurrence(
+          x, key, dz0, [&](int k) { return zscale(sw[static_cast<std::size_t>(k)], zs); });
+      sw[static_cast<std::size_t>(key)] = recurrence(
+          x, key, dw0, [&](int k) { return zscale(sz[static_cast<std::size_t>(k)], ws); });
     }
-    depends(s);
-    depends(c);
-    streams_[s] = std::move(zs);
-    streams_[c] = std::move(zc);
+    depends(z);
+    depends(w);
+    streams_[z] = std::move(sz);
+    streams_[w] = std::move(sw);
   }
 
   // x_0 z_α = x_α - (1/α_i) Σ_{0<β<α, β_i>0} β_i z_β x_{α-β}
@@ -406,15 +413,23 @@ class TaylorState {
     }
   }
 
-  // atan' = w = 1 / (1 + x²): w is built from x in the graph, its streams by the families of
-  // its ops, then z follows by the recurrence of a unary f with f' = w.
-  void arctangent(NodeId id, Streams& out) {
-    const Var x = v(g_.node(id).args[0]);
-    const NodeId w = (1.0 / (1.0 + square(x))).id;
-    ensure(w);
-    for (int key = 1; key < plan_.stream_count(); ++key)
-      out[static_cast<std::size_t>(key)] =
-          recurrence(x.id, key, w, [&](int c) { return get(w, c); });
+  // z' = Σ_j g_j x_j' with the partials g_j built from the operands in the graph (their streams
+  // by the families of their ops): z follows by the recurrence of a unary f with f' = g_j, summed
+  // over the operands.
+  void chain(NodeId id, Streams& out) {
+    const Node n = g_.node(id);
+    std::vector<Var> operands;
+    for (NodeId a : n.args) operands.push_back(v(a));
+    const std::vector<Var> partials = primitive(n.op).partials(operands);
+    for (const Var& g : partials) ensure(g.id);
+    for (int key = 1; key < plan_.stream_count(); ++key) {
+      NodeId sum = kZero;
+      for (std::size_t j = 0; j < partials.size(); ++j) {
+        const NodeId g = partials[j].id;
+        sum = zadd(sum, recurrence(n.args[j], key, g, [&](int c) { return get(g, c); }));
+      }
+      out[static_cast<std::size_t>(key)] = sum;
+    }
   }
 
   // x_0 z_α = p z_0 x_α + (1/α_i) Σ_{0<β<α, β_i>0} β_i (p x_β z_{α-β} - z_β x_{α-β})

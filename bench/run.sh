@@ -10,6 +10,8 @@
 #   BENCH_THREADS=2  the peers' threads    BENCH_REPS=5  timed steps, everywhere (after one warm-up)
 #   BENCH_PEERS=0    jetpde_bench alone    BENCH_BF16=0  no second jetpde run with --precision bf16
 #   BENCH_ACCURACY=0 no accuracy runs (jetpde_accuracy: the PINN solvers' cases, full budgets)
+#   BENCH_OPENMP=0   no jetpde_threads_bench (1 and 2 threads, a competing process, wait policies,
+#                    kernel parallel thresholds; BENCH_OPENMP_ARGS: its options)
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -19,6 +21,8 @@ BENCH_SHARED=${BENCH_SHARED:-../shared/bench}
 BENCH_ARGS=${BENCH_ARGS:-}
 BENCH_BF16=${BENCH_BF16:-1}
 BENCH_ACCURACY=${BENCH_ACCURACY:-1}
+BENCH_OPENMP=${BENCH_OPENMP:-1}
+BENCH_OPENMP_ARGS=${BENCH_OPENMP_ARGS:-}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -63,6 +67,12 @@ $run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $bf16_json $torch_
   --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
   failed="$failed compare.py"
 rm -f "$out"/*.rc
+if [ "${BENCH_OPENMP}" != 0 ]; then
+  echo; echo "== threads: ${BUILD_DIR}/bench/threads/jetpde_threads_bench ${BENCH_OPENMP_ARGS}"
+  $run ${BUILD_DIR}/bench/threads/jetpde_threads_bench ${BENCH_OPENMP_ARGS} | \
+    tee "$out/threads.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed="$failed jetpde_threads_bench"
+fi
 if [ "${BENCH_ACCURACY}" != 0 ]; then
   echo; echo "== accuracy: ${BUILD_DIR}/bench/accuracy/jetpde_accuracy --data ${BENCH_SHARED}/../data --json $out/accuracy.json"
   $run ${BUILD_DIR}/bench/accuracy/jetpde_accuracy --data "${BENCH_SHARED}/../data" \

@@ -14,9 +14,12 @@
 #   MPI (C, CXX)    MPI               jetpde::ext::mpi          JETPDE_WITH_MPI
 #   HDF5 (C)        HDF5              jetpde::ext::hdf5         JETPDE_WITH_HDF5 (Open MPI flavour)
 #   VTK             VTK               jetpde::ext::vtk          JETPDE_WITH_VTK
+#     IOGeometry    VTK_STL           jetpde::ext::vtk_stl      (STL files: geometry/stl.cpp)
 #   PETSc           PETSC             jetpde::ext::petsc        JETPDE_WITH_PETSC (pkg-config)
 #   CUDA toolkit    CUDA              jetpde::ext::cuda         JETPDE_WITH_CUDA (cudart, cuBLAS, NVRTC)
 #   yaml-cpp        YAML_CPP          jetpde::ext::yaml_cpp
+#   matio           MATIO             jetpde::ext::matio        JETPDE_WITH_MATIO (.mat files)
+#   libzip          LIBZIP            jetpde::ext::libzip       JETPDE_WITH_LIBZIP (.npz files)
 #   GoogleTest      GTEST             GTest::gtest, GTest::gtest_main, GTest::gmock
 #                                                               JETPDE_BUILD_TESTS (required then)
 #   pybind11        PYBIND11          pybind11::module, Python::Module   JETPDE_WITH_PYTHON
@@ -29,6 +32,8 @@ option(JETPDE_WITH_PETSC "Use PETSc (pkg-config) when found" ON)
 option(JETPDE_WITH_VTK "Use VTK when found" ON)
 option(JETPDE_WITH_PYTHON "Build the Python bindings when pybind11 and Python are found" ON)
 option(JETPDE_WITH_HDF5 "Use HDF5 (the Open MPI flavour) when found" ON)
+option(JETPDE_WITH_MATIO "Read MATLAB .mat files with matio when found" ON)
+option(JETPDE_WITH_LIBZIP "Read NumPy .npz files with libzip when found" ON)
 option(JETPDE_BUILD_TESTS "Build the GoogleTest tests (needs GoogleTest)" ON)
 
 # jetpde_record_dependency(NAME <found> [VERSION v] [DETAIL text] [OPTION opt])
@@ -212,17 +217,25 @@ endif()
 jetpde_record_dependency(HDF5 ${JETPDE_HAVE_HDF5} VERSION "${HDF5_VERSION}" DETAIL "${_detail}"
   OPTION JETPDE_WITH_HDF5)
 
-# --- VTK: the XML writers for .vti/.vtu/.pvd ---------------------------------------------------------
+# --- VTK: the XML writers for .vti/.vtu/.pvd; IOGeometry (optional): STL files for geometry/ -------
 set(JETPDE_HAVE_VTK FALSE)
+set(JETPDE_HAVE_VTK_STL FALSE)
+set(_detail "CommonCore CommonDataModel IOXML")
 if(JETPDE_WITH_VTK)
-  find_package(VTK QUIET COMPONENTS CommonCore CommonDataModel IOXML)
+  find_package(VTK QUIET COMPONENTS CommonCore CommonDataModel IOXML OPTIONAL_COMPONENTS IOGeometry)
   if(VTK_FOUND)
     set(JETPDE_HAVE_VTK TRUE)
     jetpde_external_target(vtk VTK LINK VTK::CommonCore VTK::CommonDataModel VTK::IOXML)
+    if(TARGET VTK::IOGeometry)
+      set(JETPDE_HAVE_VTK_STL TRUE)
+      jetpde_external_target(vtk_stl VTK_STL LINK VTK::CommonCore VTK::CommonDataModel
+                             VTK::IOGeometry)
+      set(_detail "${_detail} IOGeometry")
+    endif()
   endif()
 endif()
-jetpde_record_dependency(VTK ${JETPDE_HAVE_VTK} VERSION "${VTK_VERSION}"
-  DETAIL "CommonCore CommonDataModel IOXML" OPTION JETPDE_WITH_VTK)
+jetpde_record_dependency(VTK ${JETPDE_HAVE_VTK} VERSION "${VTK_VERSION}" DETAIL "${_detail}"
+  OPTION JETPDE_WITH_VTK)
 
 # --- PETSc, through pkg-config (Debian keeps PETSc.pc outside the default search path) ------------
 set(JETPDE_HAVE_PETSC FALSE)
@@ -303,6 +316,41 @@ if(yaml-cpp_FOUND)
 endif()
 jetpde_record_dependency(yaml-cpp ${JETPDE_HAVE_YAML_CPP} VERSION "${yaml-cpp_VERSION}")
 
+# --- matio (.mat data files: v4, v5, and v7.3 through its own serial HDF5) -------------------------
+# Only matio.h and libmatio: matio.pc's Cflags add the serial HDF5's include folder, which would
+# shadow the Open MPI hdf5.h that io/ compiles against. libmatio links its HDF5 itself; the two
+# HDF5 libraries' symbols are versioned apart (io/mat.cpp).
+set(JETPDE_HAVE_MATIO FALSE)
+if(JETPDE_WITH_MATIO)
+  find_path(JETPDE_MATIO_INCLUDE_DIR matio.h)
+  find_library(JETPDE_MATIO_LIBRARY matio)
+  if(JETPDE_MATIO_INCLUDE_DIR AND JETPDE_MATIO_LIBRARY)
+    set(JETPDE_HAVE_MATIO TRUE)
+    jetpde_external_target(matio MATIO LINK ${JETPDE_MATIO_LIBRARY}
+      INCLUDE ${JETPDE_MATIO_INCLUDE_DIR})
+    file(STRINGS "${JETPDE_MATIO_INCLUDE_DIR}/matio_pubconf.h" _lines
+         REGEX "^#define MATIO_VERSION_STR ")
+    string(REGEX REPLACE ".*\"(.*)\".*" "\\1" _matio_version "${_lines}")
+  endif()
+endif()
+jetpde_record_dependency(matio ${JETPDE_HAVE_MATIO} VERSION "${_matio_version}"
+  DETAIL ".mat files" OPTION JETPDE_WITH_MATIO)
+
+# --- libzip (.npz data files: NumPy's zip of .npy arrays, stored or deflated) ---------------------
+set(JETPDE_HAVE_LIBZIP FALSE)
+if(JETPDE_WITH_LIBZIP)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)
+  endif()
+  if(LIBZIP_FOUND)
+    set(JETPDE_HAVE_LIBZIP TRUE)
+    jetpde_external_target(libzip LIBZIP LINK PkgConfig::LIBZIP)
+  endif()
+endif()
+jetpde_record_dependency(libzip ${JETPDE_HAVE_LIBZIP} VERSION "${LIBZIP_VERSION}"
+  DETAIL ".npz files" OPTION JETPDE_WITH_LIBZIP)
+
 # --- nlohmann/json (summary.json) and CLI11 (the jetpde command's options) -------------------------
 set(JETPDE_HAVE_JSON FALSE)
 find_package(nlohmann_json 3 QUIET)
@@ -370,5 +418,7 @@ jetpde_record_dependency(pybind11 ${JETPDE_HAVE_PYBIND11} VERSION "${pybind11_VE
   DETAIL "${_detail}" OPTION JETPDE_WITH_PYTHON)
 
 unset(_detail)
+unset(_lines)
+unset(_matio_version)
 unset(_link)
 unset(_opts)

@@ -2,6 +2,7 @@
 // on disk by a hash of the source, the compiler and the CPU (DESIGN.md section 7, step 7).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,10 @@ struct CpuCompileOptions {
   // bf16 GEMMs with 16-bit instructions where native_bf16_gemm_available() (compiler/cpu_gemm.h);
   // false: emulated (f32 GEMMs on bf16-rounded operands) everywhere.
   bool native_bf16 = true;
+  // Kernels of at least this many elements run on the OpenMP team (0: kParallelMinElements,
+  // compiler/render_c.h). A kernel that sums over rows adds per-thread partial sums, so its
+  // result depends on how many threads it ran on (and is deterministic for each count).
+  std::int64_t parallel_min_elements = 0;
 };
 
 // A loaded shared object. It stays loaded for the life of the process (see the destructor).

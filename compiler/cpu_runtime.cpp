@@ -140,7 +140,9 @@ class CpuRuntime final : public Runtime {
     program_ = lower(module);
     if (options.cpu.native_bf16 && native_bf16_gemm_available()) pack_bf16_gemm_operands(program_);
     plan_memory(program_);
-    const std::string source = render_cpu_source(program_);
+    const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
+                                                               ? options.cpu.parallel_min_elements
+                                                               : kParallelMinElements);
     stats.lower_seconds = seconds_since(t);
     const CpuBuild build = build_shared_object(source, options.cpu);
     object_ = build.object;

@@ -4,12 +4,16 @@
 // The CUDA renderer reuses the op table (each primitive's C expression) and the value printer.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "compiler/program.h"
 
 namespace jetpde::compiler {
 
+// `using std::exp; ...` lines for every C math function the primitives' C expressions call (the
+// float overloads of <cmath> for unqualified calls).
+std::string c_math_using_lines();
 // The C type a value of `dtype` is computed in (bf16 and f16: float, rounded after each op).
 std::string c_type(DType dtype);
 // A literal of `dtype` that the C and CUDA compilers read back exactly (hexadecimal floats).
@@ -22,9 +26,15 @@ std::string c_pointer(const Program& program, const View& v, bool writable);
 // `i` and `j`; an lvalue when `writable`.
 std::string c_element(const Program& program, const View& v, bool writable);
 
+// A kernel runs on the OpenMP team when its domain has at least this many elements (rows x cols),
+// else on the calling thread alone (bench/README.md, section "Threads", measures where 2 threads
+// pay off).
+inline constexpr std::int64_t kParallelMinElements = 32768;
+
 // The whole source for the CPU backend: one `extern "C" void jetpde_step<s>(char* arena)` per
-// kernel step s.
-std::string render_cpu_source(const Program& program);
+// kernel step s; kernels of at least `parallel_min_elements` elements run in parallel.
+std::string render_cpu_source(const Program& program,
+                              std::int64_t parallel_min_elements = kParallelMinElements);
 // Precedes each kernel in the rendered source: where the CPU compiler may split it into several
 // translation units compiled in parallel (each gets the text before the first marker).
 inline constexpr const char* kPartMarker = "//@jetpde-part\n";

@@ -26,11 +26,16 @@ const char* symbol_kind_name(SymbolKind kind) {
 }
 
 bool is_reserved(const std::string& name) {
-  static const char* const reserved[] = {"pi",  "n",    "d",         "sin", "cos",  "exp",
-                                         "log", "tanh", "sqrt",      "abs", "atan", "grad",
-                                         "div", "dot",  "laplacian", "vec"};
-  return std::any_of(std::begin(reserved), std::end(reserved),
-                     [&](const char* r) { return name == r; });
+  static const char* const reserved[] = {"pi", "n", "d", "grad", "div", "dot", "laplacian", "vec"};
+  if (std::any_of(std::begin(reserved), std::end(reserved),
+                  [&](const char* r) { return name == r; }))
+    return true;
+  // The functions (autodiff/functions.h) and the word operators: and, or, not.
+  for (const functions::Info& f : functions::infos()) {
+    const char* spelling = f.symbol ? f.symbol : f.name;
+    if (name == spelling) return true;
+  }
+  return false;
 }
 
 namespace {
@@ -48,8 +53,9 @@ void Context::declare(Symbol symbol) {
     throw UserError("context: '" + name +
                     "' is not a name (letters, digits and '_', starting with a letter)");
   if (is_reserved(name))
-    throw UserError("context: '" + name +
-                    "' is reserved by the expression language (pi, n, d and the functions)");
+    throw UserError(
+        "context: '" + name +
+        "' is reserved by the expression language (pi, n, d, the functions, and, or, not)");
   if (const Symbol* old = find(name))
     throw UserError("context: '" + name + "' is already declared as a " +
                     symbol_kind_name(old->kind));

@@ -68,7 +68,7 @@ class Context {
   int time_ = -1;
 };
 
-// Whether `name` is reserved by the language (pi, n, d, function names).
+// Whether `name` is reserved by the language (pi, n, d, and, or, not, function names).
 bool is_reserved(const std::string& name);
 
 }  // namespace jetpde::equations

@@ -18,6 +18,31 @@ bool is_number(const Expr& e, double value) {
   return e->kind == ExprKind::number && e->value == value;
 }
 
+class Expander;
+
+// An expression in a record's derivative formula (autodiff/functions.h), made by the Expander's
+// constructors: arithmetic folds zeros and ones, call<F>() folds when every argument is a number.
+struct Term {
+  Expander* x = nullptr;
+  Expr e;
+  int col = 0;
+};
+Term operator+(const Term& a, const Term& b);
+Term operator-(const Term& a, const Term& b);
+Term operator*(const Term& a, const Term& b);
+Term operator/(const Term& a, const Term& b);
+Term operator-(const Term& a);
+Term operator+(double a, const Term& b);
+Term operator+(const Term& a, double b);
+Term operator-(double a, const Term& b);
+Term operator-(const Term& a, double b);
+Term operator*(double a, const Term& b);
+Term operator*(const Term& a, double b);
+Term operator/(double a, const Term& b);
+Term operator/(const Term& a, double b);
+template <class F, class... A>
+Term call(const Term& first, const A&... rest);
+
 // Whether e varies with the coordinates (or is per-point data, like the normal); `memo` holds
 // the answers for the nodes seen (the core form is a DAG).
 bool depends(const Expr& e, std::unordered_map<const ExprNode*, bool>& memo) {
@@ -92,8 +117,11 @@ class Expander {
         return quot(scalar(e->args[0]), scalar(e->args[1]), col);
       case ExprKind::pow:
         return power(scalar(e->args[0]), scalar(e->args[1]), col);
-      case ExprKind::call:
-        return call(e->function, scalar(e->args[0]), col);
+      case ExprKind::call: {
+        std::vector<Expr> args;
+        for (const Expr& a : e->args) args.push_back(scalar(a));
+        return make_call(e->function, std::move(args), col);
+      }
       case ExprKind::diff: {
         const Focus focus(*this, col);
         Expr r = scalar(e->args[0]);
@@ -175,7 +203,9 @@ class Expander {
     return intern(Expr::binary(ExprKind::pow, a, b, col));
   }
 
-  Expr call(Function f, const Expr& a, int col) { return intern(Expr::call(f, a, col)); }
+  Expr make_call(Function f, std::vector<Expr> args, int col) {
+    return intern(Expr::call(f, std::move(args), col));
+  }
 
   // ∂^alpha of a field, within limits::kMaxDerivativeOrder.
   Expr derivative(const Expr& f, MultiIndex alpha, int col) {
@@ -428,37 +458,47 @@ class Expander {
     if (constant_value(b, &c))  // (a^c)' = c a^(c-1) a'
       return mul(mul(num(c, col), power(a, num(c - 1, col), col), col), d(a, i), col);
     // (a^b)' = a^b (b' log a + b a'/a)
-    const Expr rate = add(mul(d(b, i), call(Function::log, a, col), col),
+    const Expr rate = add(mul(d(b, i), make_call(function_of<functions::Log>(), {a}, col), col),
                           quot(mul(b, d(a, i), col), a, col), col);
     return mul(e, rate, col);
   }
 
+  // The record's derivative along the arguments' derivatives (autodiff/functions.h).
   Expr d_call(const Expr& e, int i) {
     const int col = e->column;
-    const Expr& a = e->args[0];
-    const Expr da = d(a, i);
-    auto f = [&](Function fn) { return call(fn, a, col); };
-    switch (e->function) {
-      case Function::sin:
-        return mul(f(Function::cos), da, col);
-      case Function::cos:
-        return neg(mul(f(Function::sin), da, col), col);
-      case Function::exp:
-        return mul(e, da, col);
-      case Function::log:
-        return quot(da, a, col);
-      case Function::tanh:
-        return mul(sub(num(1, col), power(e, num(2, col), col), col), da, col);
-      case Function::sqrt:
-        return quot(da, mul(num(2, col), e, col), col);
-      case Function::abs:  // sign(a) a', written a/|a| a'
-        return mul(quot(a, e, col), da, col);
-      case Function::atan:  // a' / (1 + a^2)
-        return quot(da, add(num(1, col), power(a, num(2, col), col), col), col);
-    }
-    throw InternalError("expand: unknown function");
+    return functions::visit(static_cast<std::size_t>(e->function), [&]<class F>() {
+      std::array<Term, F::arity> a, da;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        a[j] = Term{this, e->args[j], col};
+        // A condition is not differentiated (where(n_x > 0, u, 0) has a derivative).
+        const bool data = functions::is_data<F>(static_cast<int>(j));
+        da[j] = Term{this, data ? num(0, col) : d(e->args[j], i), col};
+      }
+      return functions::jvp<F, Term>(a, da).e;
+    });
   }
 
+ public:
+  // The constructors of Term's arithmetic and calls.
+  Expr term_number(double v, int col) { return num(v, col); }
+  Expr term_neg(const Expr& a, int col) { return neg(a, col); }
+  Expr term_binary(ExprKind kind, const Expr& a, const Expr& b, int col) {
+    switch (kind) {
+      case ExprKind::add:
+        return add(a, b, col);
+      case ExprKind::sub:
+        return sub(a, b, col);
+      case ExprKind::mul:
+        return mul(a, b, col);
+      default:
+        return quot(a, b, col);
+    }
+  }
+  Expr term_call(Function f, std::vector<Expr> args, int col) {
+    return make_call(f, std::move(args), col);
+  }
+
+ private:
   bool depends(const Expr& e) { return equations::depends(e, depends_); }
 
   const Context& ctx_;
@@ -469,6 +509,43 @@ class Expander {
   std::unordered_map<const ExprNode*, bool> depends_;
   int focus_ = 0;
 };
+
+Term binary(ExprKind kind, const Term& a, const Term& b) {
+  return {a.x, a.x->term_binary(kind, a.e, b.e, a.col), a.col};
+}
+Term number(const Term& like, double v) {
+  return {like.x, like.x->term_number(v, like.col), like.col};
+}
+Term operator+(const Term& a, const Term& b) { return binary(ExprKind::add, a, b); }
+Term operator-(const Term& a, const Term& b) { return binary(ExprKind::sub, a, b); }
+Term operator*(const Term& a, const Term& b) { return binary(ExprKind::mul, a, b); }
+Term operator/(const Term& a, const Term& b) { return binary(ExprKind::div, a, b); }
+Term operator-(const Term& a) { return {a.x, a.x->term_neg(a.e, a.col), a.col}; }
+Term operator+(double a, const Term& b) { return number(b, a) + b; }
+Term operator+(const Term& a, double b) { return a + number(a, b); }
+Term operator-(double a, const Term& b) { return number(b, a) - b; }
+Term operator-(const Term& a, double b) { return a - number(a, b); }
+Term operator*(double a, const Term& b) { return number(b, a) * b; }
+Term operator*(const Term& a, double b) { return a * number(a, b); }
+Term operator/(double a, const Term& b) { return number(b, a) / b; }
+Term operator/(const Term& a, double b) { return a / number(a, b); }
+
+template <class F, class... A>
+Term call(const Term& first, const A&... rest) {
+  const std::array<const Term*, sizeof...(A) + 1> args{&first, &rest...};
+  std::vector<Expr> exprs;
+  std::array<double, sizeof...(A) + 1> values{};
+  bool numbers = true;
+  for (std::size_t j = 0; j < args.size(); ++j) {
+    exprs.push_back(args[j]->e);
+    numbers = numbers && args[j]->e->kind == ExprKind::number;
+    if (numbers) values[j] = args[j]->e->value;
+  }
+  if (numbers) return number(first, functions::eval(functions::index_of<F>(), values));
+  if constexpr (std::is_same_v<F, functions::Where>)  // where(c, a, a) is a
+    if (exprs[1] == exprs[2]) return {first.x, exprs[1], first.col};
+  return {first.x, first.x->term_call(function_of<F>(), std::move(exprs), first.col), first.col};
+}
 
 }  // namespace
 

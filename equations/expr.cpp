@@ -11,25 +11,7 @@
 namespace jetpde::equations {
 
 const char* function_name(Function f) {
-  switch (f) {
-    case Function::sin:
-      return "sin";
-    case Function::cos:
-      return "cos";
-    case Function::exp:
-      return "exp";
-    case Function::log:
-      return "log";
-    case Function::tanh:
-      return "tanh";
-    case Function::sqrt:
-      return "sqrt";
-    case Function::abs:
-      return "abs";
-    case Function::atan:
-      return "atan";
-  }
-  return "?";
+  return functions::infos().at(static_cast<std::size_t>(f)).name;
 }
 
 Expr Expr::make(ExprNode node) {
@@ -131,13 +113,17 @@ Expr Expr::binary(ExprKind kind, Expr a, Expr b, int column) {
   return make(std::move(n));
 }
 
-Expr Expr::call(Function function, Expr operand, int column) {
+Expr Expr::call(Function function, std::vector<Expr> args, int column) {
   ExprNode n;
   n.kind = ExprKind::call;
   n.function = function;
   n.column = column;
-  n.args = {std::move(operand)};
+  n.args = std::move(args);
   return make(std::move(n));
+}
+
+Expr Expr::call(Function function, Expr operand, int column) {
+  return call(function, std::vector<Expr>{std::move(operand)}, column);
 }
 
 Expr Expr::diff(Expr operand, MultiIndex alpha, std::vector<std::string> coordinates, int column) {
@@ -195,9 +181,16 @@ bool operator==(const Expr& a, const Expr& b) {
 
 namespace {
 
-// Binding strength, as in the grammar: sums < products < unary minus < powers < atoms.
+// Binding strength, as in the grammar: or -3 < and -2 < not -1 < comparisons 0 (the operators'
+// levels in their records) < sums 1 < products 2 < unary minus 3 < powers 4 < atoms 5.
+const functions::Info& info(Function f) {
+  return functions::infos().at(static_cast<std::size_t>(f));
+}
+
 int precedence(const Expr& e) {
   switch (e->kind) {
+    case ExprKind::call:
+      return info(e->function).symbol ? info(e->function).level : 5;
     case ExprKind::add:
     case ExprKind::sub:
       return 1;
@@ -223,6 +216,17 @@ std::string format_number(double value) {
 }
 
 std::string wrap(const Expr& e, bool parens) { return parens ? "(" + e.str() + ")" : e.str(); }
+
+// An operator call: `not a`, `a < b` (comparisons do not chain), `a and b`, `a or b`.
+std::string operator_text(const ExprNode& n) {
+  const functions::Info& f = info(n.function);
+  if (n.args.size() == 1)
+    return std::string(f.symbol) + " " + wrap(n.args[0], precedence(n.args[0]) < f.level);
+  const Expr &a = n.args[0], &b = n.args[1];
+  const bool chainless = f.level == 0;  // a < b < c is not in the language
+  return wrap(a, precedence(a) < f.level || (chainless && precedence(a) == f.level)) + " " +
+         f.symbol + " " + wrap(b, precedence(b) <= f.level);
+}
 
 // "u_xt" when every coordinate involved has a one-letter name and the order is at most 3;
 // otherwise the d() form, "d(u, x, 4)", "d(u, x, 2, y)".
@@ -268,9 +272,9 @@ std::string binary_text(const ExprNode& n) {
   const int pa = precedence(a), pb = precedence(b);
   switch (n.kind) {
     case ExprKind::add:
-      return wrap(a, run_ends(a, 1)) + " + " + wrap(b, pb <= 1);
+      return wrap(a, pa < 1 || run_ends(a, 1)) + " + " + wrap(b, pb <= 1);
     case ExprKind::sub:
-      return wrap(a, run_ends(a, 1)) + " - " + wrap(b, pb <= 1);
+      return wrap(a, pa < 1 || run_ends(a, 1)) + " - " + wrap(b, pb <= 1);
     case ExprKind::mul:
       return wrap(a, pa < 2 || run_ends(a, 2)) + "*" + wrap(b, pb <= 2);
     case ExprKind::div:
@@ -309,6 +313,7 @@ std::string Expr::str() const {
     case ExprKind::pow:
       return binary_text(n);
     case ExprKind::call:
+      if (info(n.function).symbol) return operator_text(n);
       return call_text(function_name(n.function), n.args);
     case ExprKind::diff:
       return derivative_text(n.args[0].str(), n, false);
@@ -331,30 +336,6 @@ std::string Expr::str() const {
 
 // ---- constant values --------------------------------------------------------------------------
 
-namespace {
-double apply_function(Function f, double x) {
-  switch (f) {
-    case Function::sin:
-      return std::sin(x);
-    case Function::cos:
-      return std::cos(x);
-    case Function::exp:
-      return std::exp(x);
-    case Function::log:
-      return std::log(x);
-    case Function::tanh:
-      return std::tanh(x);
-    case Function::sqrt:
-      return std::sqrt(x);
-    case Function::abs:
-      return std::abs(x);
-    case Function::atan:
-      return std::atan(x);
-  }
-  return 0.0;
-}
-}  // namespace
-
 bool constant_value(const Expr& e, double* value) {
   double a = 0.0, b = 0.0;
   switch (e->kind) {
@@ -366,10 +347,13 @@ bool constant_value(const Expr& e, double* value) {
       if (!constant_value(e->args[0], &a)) return false;
       *value = -a;
       return true;
-    case ExprKind::call:
-      if (!constant_value(e->args[0], &a)) return false;
-      *value = apply_function(e->function, a);
+    case ExprKind::call: {
+      std::vector<double> args(e->args.size());
+      for (std::size_t i = 0; i < args.size(); ++i)
+        if (!constant_value(e->args[i], &args[i])) return false;
+      *value = functions::eval(static_cast<std::size_t>(e->function), args);
       return true;
+    }
     case ExprKind::add:
     case ExprKind::sub:
     case ExprKind::mul:

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/functions.h"
 #include "autodiff/taylor.h"
 
 namespace jetpde::equations {
@@ -41,7 +42,7 @@ enum class ExprKind : std::uint8_t {
   mul,
   div,
   pow,
-  call,        // function(args[0])
+  call,        // function(args...): a record of autodiff/functions.h (operators < and ... too)
   diff,        // ∂^alpha args[0] of an expression that is not a field (chain rule in expand)
   laplacian,   // laplacian(args[0]); `order` 2 is the biharmonic (core form only)
   grad,        // grad(args[0]): vector of spatial first derivatives
@@ -50,7 +51,12 @@ enum class ExprKind : std::uint8_t {
   vec,         // vec(args...): a vector from its spatial components
 };
 
-enum class Function : std::uint8_t { sin, cos, exp, log, tanh, sqrt, abs, atan };
+// A function of the language: the index of its record in functions::All (autodiff/functions.h).
+enum class Function : std::uint8_t {};
+template <class F>
+constexpr Function function_of() {
+  return static_cast<Function>(functions::index_of<F>());
+}
 const char* function_name(Function f);
 
 struct ExprNode;
@@ -82,6 +88,7 @@ class Expr {
   static Expr normal_component(std::string coordinate, int component, int column = 0);
   static Expr unary(ExprKind kind, Expr operand, int column = 0);     // neg, grad, divergence
   static Expr binary(ExprKind kind, Expr a, Expr b, int column = 0);  // add sub mul div pow dot
+  static Expr call(Function function, std::vector<Expr> args, int column = 0);
   static Expr call(Function function, Expr operand, int column = 0);
   static Expr diff(Expr operand, MultiIndex alpha, std::vector<std::string> coordinates,
                    int column = 0);
@@ -99,7 +106,7 @@ class Expr {
 
 struct ExprNode {
   ExprKind kind = ExprKind::number;
-  Function function = Function::sin;     // call
+  Function function{};                   // call
   std::string name;                      // symbols, field of a derivative, coordinate of n_x
   double value = 0.0;                    // number, constant, param (initial value)
   int index = -1;                        // field, coordinate, normal component

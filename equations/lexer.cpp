@@ -41,6 +41,14 @@ Token scan_number(const detail::Source& source, std::size_t& i) {
   return tok;
 }
 
+// The length of the comparison operator at text[i] (< <= > >= == !=), or 0.
+std::size_t comparison_length(const std::string& t, std::size_t i) {
+  const char c = t[i], next = i + 1 < t.size() ? t[i + 1] : '\0';
+  if (c == '<' || c == '>') return next == '=' ? 2 : 1;
+  if ((c == '=' || c == '!') && next == '=') return 2;
+  return 0;
+}
+
 TokenKind operator_kind(char c) {
   switch (c) {
     case '+':
@@ -94,6 +102,9 @@ std::vector<Token> lex(const detail::Source& source) {
       while (i < t.size() && is_name_char(t[i])) ++i;
       tokens.push_back(
           {TokenKind::name, t.substr(start, i - start), 0.0, static_cast<int>(start) + 1});
+    } else if (std::size_t n = comparison_length(t, i)) {
+      tokens.push_back({TokenKind::compare, t.substr(i, n), 0.0, static_cast<int>(i) + 1});
+      i += n;
     } else if (operator_kind(c) != TokenKind::end) {
       tokens.push_back({operator_kind(c), std::string(1, c), 0.0, static_cast<int>(i) + 1});
       ++i;

@@ -1,7 +1,8 @@
 // The lexer of the equation language: text -> tokens, each with its 1-based column.
 //
 // Tokens: numbers (1, 2.5, .5, 1e-3, 2.5E+4), names (a letter, then letters, digits, '_'),
-// + - * / ^ ( ) , = and the end. Blanks separate tokens and are otherwise ignored.
+// + - * / ^ ( ) , =, the comparisons < <= > >= == != and the end. Blanks separate tokens and are
+// otherwise ignored.
 #pragma once
 
 #include <string>
@@ -23,6 +24,7 @@ enum class TokenKind {
   rparen,
   comma,
   equals,
+  compare,  // < <= > >= == != (the text says which)
   end
 };
 

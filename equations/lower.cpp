@@ -129,7 +129,7 @@ class Lowerer {
       case ExprKind::pow:
         return power(e);
       case ExprKind::call:
-        return call(e->function, lower(e->args[0]));
+        return call(e);
       default:
         throw InternalError("lower: a node outside the core form: " + e.str());
     }
@@ -167,26 +167,12 @@ class Lowerer {
     return pow(a, c);
   }
 
-  static Var call(Function f, Var a) {
-    switch (f) {
-      case Function::sin:
-        return sin(a);
-      case Function::cos:
-        return cos(a);
-      case Function::exp:
-        return exp(a);
-      case Function::log:
-        return log(a);
-      case Function::tanh:
-        return tanh(a);
-      case Function::sqrt:
-        return sqrt(a);
-      case Function::abs:
-        return sqrt(square(a));
-      case Function::atan:
-        return atan(a);
-    }
-    throw InternalError("lower: unknown function");
+  // A record of autodiff/functions.h: its primitive, or its formula for a helper.
+  Var call(const Expr& e) {
+    std::vector<Var> args;
+    for (const Expr& a : e->args) args.push_back(lower(a));
+    return functions::visit(static_cast<std::size_t>(e->function),
+                            [&]<class F>() { return functions::call_span<F>(args); });
   }
 
   Var field(int index, int column) {

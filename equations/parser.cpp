@@ -7,6 +7,7 @@
 #include <numbers>
 #include <optional>
 
+#include "autodiff/errors.h"
 #include "equations/expand.h"
 #include "equations/lexer.h"
 #include "equations/limits.h"
@@ -20,28 +21,48 @@ using detail::join;
 using detail::Source;
 
 struct FunctionInfo {
-  const char* name;
-  std::optional<Function> function;  // the scalar functions
+  std::string name;
+  std::optional<Function> function;  // the scalar functions (autodiff/functions.h)
+  int arity = 1;
 };
 
-const FunctionInfo kFunctions[] = {
-    {"sin", Function::sin},      {"cos", Function::cos},   {"exp", Function::exp},
-    {"log", Function::log},      {"tanh", Function::tanh}, {"sqrt", Function::sqrt},
-    {"abs", Function::abs},      {"atan", Function::atan}, {"d", std::nullopt},
-    {"laplacian", std::nullopt}, {"grad", std::nullopt},   {"div", std::nullopt},
-    {"dot", std::nullopt},       {"vec", std::nullopt},
-};
+// The scalar functions, from their records, then the calls the parser builds itself.
+const std::vector<FunctionInfo>& function_table() {
+  static const std::vector<FunctionInfo> table = [] {
+    std::vector<FunctionInfo> t;
+    const auto& records = functions::infos();
+    for (std::size_t i = 0; i < records.size(); ++i)
+      if (!records[i].symbol)
+        t.push_back({records[i].name, static_cast<Function>(i), records[i].arity});
+    for (const char* special : {"d", "laplacian", "grad", "div", "dot", "vec"})
+      t.push_back({special, std::nullopt, 1});
+    return t;
+  }();
+  return table;
+}
 
 const FunctionInfo* find_function(const std::string& name) {
-  for (const FunctionInfo& f : kFunctions)
+  for (const FunctionInfo& f : function_table())
     if (name == f.name) return &f;
   return nullptr;
 }
 
 std::string function_list() {
   std::vector<std::string> names;
-  for (const FunctionInfo& f : kFunctions) names.emplace_back(f.name);
+  for (const FunctionInfo& f : function_table()) names.push_back(f.name);
   return join(names);
+}
+
+// The operator record spelled `symbol` (< <= > >= == != not and or).
+Function operator_function(const std::string& symbol) {
+  const auto& records = functions::infos();
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (records[i].symbol && symbol == records[i].symbol) return static_cast<Function>(i);
+  throw InternalError("no operator '" + symbol + "'");
+}
+
+bool is_keyword(const Token& t, const char* word) {
+  return t.kind == TokenKind::name && t.text == word;
 }
 
 std::vector<std::string> names_of(const Context& ctx, SymbolKind kind) {
@@ -172,8 +193,71 @@ class Parser {
     }
   }
 
-  // expr := term { ('+' | '-') term }
+  // expr := conjunction { 'or' conjunction }
   Expr expression() {
+    Expr e = conjunction();
+    while (is_keyword(peek(), "or")) {
+      const Token op = next();
+      e = logical(op, std::move(e), conjunction());
+    }
+    return e;
+  }
+
+  // conjunction := negation { 'and' negation }
+  Expr conjunction() {
+    Expr e = negation();
+    while (is_keyword(peek(), "and")) {
+      const Token op = next();
+      e = logical(op, std::move(e), negation());
+    }
+    return e;
+  }
+
+  // negation := 'not' negation | comparison
+  Expr negation() {
+    if (!is_keyword(peek(), "not")) return comparison();
+    const DepthGuard guard(*this);
+    const Token op = next();
+    const int column = peek().column;
+    Expr a = negation();
+    want_scalar(op, a, column);
+    return checked(Expr::call(operator_function(op.text), std::move(a), op.column), op.column);
+  }
+
+  // comparison := sum [ ('<' | '<=' | '>' | '>=' | '==' | '!=') sum ]: 1 where it holds, else 0
+  Expr comparison() {
+    const int column = peek().column;
+    Expr e = sum();
+    if (peek().kind != TokenKind::compare) return e;
+    const Token op = next();
+    const int rhs_column = peek().column;
+    Expr rhs = sum();
+    want_scalar(op, e, column);
+    want_scalar(op, rhs, rhs_column);
+    if (peek().kind == TokenKind::compare)
+      fail(source_, peek().column,
+           "comparisons do not chain: write 'a " + op.text + " b and b " + peek().text + " c'");
+    return checked(
+        Expr::call(operator_function(op.text), {std::move(e), std::move(rhs)}, op.column),
+        op.column);
+  }
+
+  Expr logical(const Token& op, Expr a, Expr b) {
+    for (const Expr* e : {&a, &b})
+      if ((*e)->vector)
+        fail(source_, op.column,
+             "'" + op.text + "' takes scalars, but '" + shown(*e) + "' is a vector");
+    return checked(Expr::call(operator_function(op.text), {std::move(a), std::move(b)}, op.column),
+                   op.column);
+  }
+
+  void want_scalar(const Token& op, const Expr& e, int column) {
+    if (e->vector)
+      fail(source_, column, "'" + op.text + "' takes scalars, but '" + shown(e) + "' is a vector");
+  }
+
+  // sum := term { ('+' | '-') term }
+  Expr sum() {
     Chain chain;
     chain.run = term();
     while (peek().kind == TokenKind::plus || peek().kind == TokenKind::minus) {
@@ -323,6 +407,13 @@ class Parser {
     const std::string& name = t.text;
     if (name == "pi") return Expr::constant("pi", std::numbers::pi, t.column);
     if (name == "n") return normal(t.column);
+    if (name == "and" || name == "or" || name == "not") {
+      const char* example = name == "and"  ? "x > 0 and y < 1"
+                            : name == "or" ? "x < 0 or x > 1"
+                                           : "not x > 0";
+      fail(source_, t.column,
+           "'" + name + "' is a logical operator, not a value (as in " + example + ")");
+    }
     if (find_function(name))
       fail(source_, t.column, "'" + name + "' is a function; call it as " + name + "(...)");
     if (const Symbol* s = ctx_.find(name)) return symbol(*s, t.column);
@@ -466,10 +557,11 @@ class Parser {
       for (std::size_t i = 0; i < 2; ++i) want_rank(name, args[i], columns[i], true);
       return Expr::binary(ExprKind::dot, args[0], args[1], name.column);
     }
-    check_count(name, args, 1, "argument");
+    check_count(name, args, static_cast<std::size_t>(f.arity), "argument");
     const bool takes_vector = n == "div";
-    want_rank(name, args[0], columns[0], takes_vector);
-    if (f.function) return Expr::call(*f.function, std::move(args[0]), name.column);
+    for (std::size_t i = 0; i < args.size(); ++i)
+      want_rank(name, args[i], columns[i], takes_vector);
+    if (f.function) return Expr::call(*f.function, std::move(args), name.column);
     if (n == "laplacian") {
       if (ctx_.spatial().empty())
         fail(source_, name.column, "laplacian needs a spatial coordinate; none is declared");

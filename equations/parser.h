@@ -4,17 +4,22 @@
 // Grammar (lowest binding first; ^ is right-associative and binds tighter than unary minus, so
 // -x^2 is -(x^2) and 2^-1 is 2^(-1)):
 //
-//   equation := expr [ '=' expr ]              lhs = rhs means the residual lhs - rhs
-//   expr     := term { ('+' | '-') term }
-//   term     := unary { ('*' | '/') unary }
-//   unary    := ('-' | '+') unary | power
-//   power    := primary [ '^' unary ]
-//   primary  := number | name | name '(' args ')' | '(' expr ')'
+//   equation    := expr [ '=' expr ]           lhs = rhs means the residual lhs - rhs
+//   expr        := conjunction { 'or' conjunction }
+//   conjunction := negation { 'and' negation }
+//   negation    := 'not' negation | comparison
+//   comparison  := sum [ ('<' | '<=' | '>' | '>=' | '==' | '!=') sum ]   (1 where it holds, else 0)
+//   sum         := term { ('+' | '-') term }
+//   term        := unary { ('*' | '/') unary }
+//   unary       := ('-' | '+') unary | power
+//   power       := primary [ '^' unary ]
+//   primary     := number | name | name '(' args ')' | '(' expr ')'
 //
 // Names: pi; n (the outward normal, a vector) and n_x (its x component); fields, coordinates,
 // constants, parameters and definitions of the Context; u_x, u_xt, u_xxxx (derivatives of the
 // field u, one letter per coordinate: multi-letter coordinates need d()).
-// Calls: sin cos exp log tanh sqrt abs atan (scalars); d(e, x, 4), d(e, x, y), d(e, x, 2, y)
+// Calls: the functions of autodiff/functions.h (sin cos exp log tanh sqrt abs atan sinh cosh asin
+// acos asinh acosh atanh erf atan2 min max where); d(e, x, 4), d(e, x, y), d(e, x, 2, y)
 // (partial derivatives; of a non-field by the chain rule); laplacian(e) (over the spatial
 // coordinates); grad(e) (vector); div(v); dot(v, w); vec(e1, ..., ed) (a vector from its
 // components).

@@ -109,7 +109,8 @@ ResolvedPiece resolve_piece(const Geometry& geometry, const BoundaryPiece& piece
   std::erase_if(patches,
                 [](const BoundaryPatch& patch) { return patch.keep && patch.kept_measure <= 0; });
   if (out.measure <= 0 || patches.empty())
-    throw UserError(out.label + " is empty: no boundary point lies on it (or it has measure zero)");
+    throw EmptyPieceError(out.label +
+                          " is empty: no boundary point lies on it (or it has measure zero)");
   out.patches = std::move(patches);
   return out;
 }

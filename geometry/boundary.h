@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/errors.h"
 #include "geometry/geometry.h"
 #include "geometry/predicate.h"
 
@@ -62,6 +63,14 @@ struct ResolvedPiece {
   std::string label;  // "boundary piece 'left' of rectangle [0, 1] x [0, 1]"
 };
 
+// The UserError of a piece that no boundary point lies on, or of measure zero (a corner
+// `x == 0 and y == 0` of a rectangle): callers may add how to say what they meant.
+class EmptyPieceError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+// EmptyPieceError for an empty piece.
 ResolvedPiece resolve_piece(const Geometry& geometry, const BoundaryPiece& piece);
 
 // The relative tolerance of == in predicates (times Geometry::size()).

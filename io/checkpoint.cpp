@@ -36,6 +36,7 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write_scalar("stage", std::int64_t{s.stage});
   w.write_scalar("stage_step", std::int64_t{s.stage_step});
   w.write_scalar("loss", s.loss);
+  w.write_scalar("seconds", s.seconds);
   w.write_string("endings", s.endings);
   w.write("theta", as_vector(s.theta));
   w.write("weights/term", s.term_weights);
@@ -71,6 +72,8 @@ solvers::TrainerState read_state(const std::string& f) {
   s.stage = static_cast<int>(read_int(f, "stage"));
   s.stage_step = static_cast<int>(read_int(f, "stage_step"));
   s.loss = read_dataset(f, "loss").values.at(0);
+  // Checkpoints written before the training time was kept have none: 0.
+  s.seconds = has_dataset(f, "seconds") ? read_dataset(f, "seconds").values.at(0) : 0.0;
   s.endings = read_string_dataset(f, "endings");
   s.theta = as_eigen(read_dataset(f, "theta").values);
   s.term_weights = read_dataset(f, "weights/term").values;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -15,10 +16,10 @@
 #include "geometry/box.h"
 #include "geometry/csg.h"
 #include "geometry/polygon.h"
+#include "geometry/stl.h"
 #include "geometry/time_product.h"
 #include "io/config_schema.h"
-#include "io/csv.h"
-#include "io/hdf5_read.h"
+#include "io/data_files.h"
 #include "nn/activation.h"
 #include "nn/init.h"
 
@@ -122,6 +123,12 @@ geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::str
       for (std::size_t i = 0; i < v.size(); i += 2) vertices.push_back({v[i], v[i + 1]});
       return geometry::polygon(vertices);
     }
+    if (type == "stl") {
+      if (!g["file"]) r.fail(g["type"], path + ".file", "missing (an stl geometry needs it)");
+      return r.at(g["file"], path + ".file", [&] {
+        return geometry::GeometryPtr(geometry::stl(r.path_of(g["file"].as<std::string>())));
+      });
+    }
     const YAML::Node of = g["of"];
     if (!of || of.size() < 2)
       r.fail(g["type"], path + ".of", "a " + type + " needs at least two shapes in `of`");
@@ -153,87 +160,22 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
   });
 }
 
-// The fields' values at out.points, one dataset each (any shape, as many values as points, in
-// the points' order).
-void read_hdf5_values(const std::string& file,
-                      const std::vector<std::pair<std::string, std::string>>& fields,
-                      PointData& out) {
-  const Eigen::Index n = out.points.rows();
-  out.values.resize(n, static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    const Dataset d = read_dataset(file, fields[f].second);
-    if (static_cast<Eigen::Index>(d.values.size()) != n)
-      throw UserError("dataset '" + fields[f].second + "' has " + std::to_string(d.values.size()) +
-                      " values for " + std::to_string(n) + " points");
-    out.values.col(static_cast<Eigen::Index>(f)) =
-        Eigen::Map<const Eigen::ArrayXd>(d.values.data(), n);
-    out.fields.push_back(fields[f].first);
-  }
-}
-
 }  // namespace
 
 PointData read_hdf5_grid(const std::string& file,
                          const std::vector<std::pair<std::string, std::string>>& axes,
                          const std::vector<std::string>& coords,
                          const std::vector<std::pair<std::string, std::string>>& fields) {
-  std::vector<std::vector<double>> axis_values;
-  std::vector<int> column;
-  for (const auto& [name, dataset] : axes) {
-    const auto it = std::find(coords.begin(), coords.end(), name);
-    if (it == coords.end()) throw UserError("'" + name + "' is not a coordinate of this problem");
-    column.push_back(static_cast<int>(it - coords.begin()));
-    axis_values.push_back(read_dataset(file, dataset).values);
-  }
-  if (axis_values.size() != coords.size())
-    throw UserError("the grid names " + std::to_string(axis_values.size()) + " of the " +
-                    std::to_string(coords.size()) + " coordinates");
-  Eigen::Index n = 1;
-  for (const auto& a : axis_values) n *= static_cast<Eigen::Index>(a.size());
-  PointData out;
-  out.points.resize(n, static_cast<Eigen::Index>(coords.size()));
-  for (Eigen::Index k = 0; k < n; ++k) {
-    Eigen::Index rest = k;
-    for (std::size_t a = axis_values.size(); a-- > 0;) {
-      const auto len = static_cast<Eigen::Index>(axis_values[a].size());
-      out.points(k, column[a]) = axis_values[a][static_cast<std::size_t>(rest % len)];
-      rest /= len;
-    }
-  }
-  read_hdf5_values(file, fields, out);
-  return out;
+  const std::string ext = fs::path(file).extension().string();
+  if (ext != ".h5" && ext != ".hdf5")
+    throw UserError("'" + file + "': expected an HDF5 file (.h5, .hdf5)");
+  return read_point_data(*open_data_file(file),
+                         {.axes = axes, .coordinates = coords, .fields = fields});
 }
 
 namespace {
 
 // ---- data files --------------------------------------------------------------------------------
-
-PointData read_hdf5_points(const std::string& file, const std::string& points,
-                           const std::vector<std::string>& coords,
-                           const std::vector<std::pair<std::string, std::string>>& fields) {
-  PointData out;
-  out.points = read_dataset(file, points).matrix();
-  if (out.points.cols() != static_cast<Eigen::Index>(coords.size()))
-    throw UserError("dataset '" + points + "' has " + std::to_string(out.points.cols()) +
-                    " columns for " + std::to_string(coords.size()) + " coordinates");
-  read_hdf5_values(file, fields, out);
-  return out;
-}
-
-PointData read_csv_points(const std::string& file, const std::vector<std::string>& coords,
-                          const std::vector<std::pair<std::string, std::string>>& fields) {
-  const CsvTable table = read_csv(file);
-  PointData out;
-  out.points.resize(table.values.rows(), static_cast<Eigen::Index>(coords.size()));
-  for (std::size_t c = 0; c < coords.size(); ++c)
-    out.points.col(static_cast<Eigen::Index>(c)) = table.values.col(table.column(coords[c]));
-  out.values.resize(table.values.rows(), static_cast<Eigen::Index>(fields.size()));
-  for (std::size_t f = 0; f < fields.size(); ++f) {
-    out.values.col(static_cast<Eigen::Index>(f)) = table.values.col(table.column(fields[f].second));
-    out.fields.push_back(fields[f].first);
-  }
-  return out;
-}
 
 // A random subset and noise, both from the source's seed.
 void subsample_and_perturb(PointData& d, int samples, double noise, std::uint64_t seed) {
@@ -266,27 +208,23 @@ PointData read_data(const Reader& r, const YAML::Node& n, const std::string& pat
                     const std::vector<std::string>& coords, std::vector<std::string> wanted) {
   const std::string file = r.path_of(n["file"].as<std::string>());
   if (!fs::exists(file)) r.fail(n["file"], path + ".file", "no such file: " + file);
-  std::vector<std::pair<std::string, std::string>> fields;
+  DataLayout layout{.coordinates = coords};
   if (const YAML::Node map = n["fields"]) {
     wanted.clear();
     for (const auto& item : map)
-      fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+      layout.fields.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
   } else {
-    for (const std::string& f : wanted) fields.push_back({f, f});
+    for (const std::string& f : wanted) layout.fields.push_back({f, f});
   }
-  const std::string ext = fs::path(file).extension().string();
-  PointData d = r.at(n["file"], path, [&] {
-    if (ext == ".csv") return read_csv_points(file, coords, fields);
-    if (ext != ".h5" && ext != ".hdf5")
-      throw UserError("'" + file + "': expected a .h5, .hdf5 or .csv file");
-    if (n["points"]) return read_hdf5_points(file, n["points"].as<std::string>(), coords, fields);
-    if (!n["coordinates"])
-      throw UserError("an HDF5 source needs `coordinates` (a grid) or `points`");
-    std::vector<std::pair<std::string, std::string>> axes;
+  if (n["coordinates"])
     for (const auto& item : n["coordinates"])
-      axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
-    return read_hdf5_grid(file, axes, coords, fields);
-  });
+      layout.axes.push_back({item.first.as<std::string>(), item.second.as<std::string>()});
+  if (n["points"]) layout.points = n["points"].as<std::string>();
+  if (!layout.axes.empty() && !layout.points.empty())
+    r.fail(n["points"], path + ".points", "give `coordinates` (a grid) or `points`, not both");
+  const DataFileOptions options{.columns = texts(n["columns"])};
+  PointData d = r.at(n["file"], path,
+                     [&] { return read_point_data(*open_data_file(file, options), layout); });
   subsample_and_perturb(d, n["samples"].as<int>(), n["noise"].as<double>(),
                         n["seed"].as<std::uint64_t>());
   return d;
@@ -430,6 +368,15 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
     if (n["name"]) cond.name = n["name"].as<std::string>();
     cond.field = n["field"].as<std::string>();
     cond.on = n["on"] ? n["on"].as<std::string>() : "";
+    if (const YAML::Node at = n["at"]) {
+      if (at.size() == 0)
+        r.fail(at, path + ".at", "no points (give at least one, or leave out `at`)");
+      cond.at.resize(static_cast<Eigen::Index>(at.size()), static_cast<Eigen::Index>(at[0].size()));
+      for (std::size_t p = 0; p < at.size(); ++p)
+        for (std::size_t j = 0; j < at[p].size(); ++j)
+          cond.at(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(j)) =
+              at[p][j].as<double>();
+    }
     cond.value = n["value"].as<std::string>();
     cond.alpha = n["alpha"].as<double>();
     cond.beta = n["beta"].as<double>();
@@ -450,6 +397,8 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
       cond.data_points = d.points;
       cond.data_values = d.values;
     }
+    if (cond.at.rows() > 0)
+      r.at(n["at"], path + ".at", [&] { solvers::check_fixed_points(cond, *spec.domain); });
     spec.conditions.push_back(cond);
   }
   const YAML::Node hard = c["hard_constraints"];
@@ -540,6 +489,11 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
   run.weighting.every = w["every"].as<int>();
   run.weighting.momentum = w["momentum"].as<double>();
   run.weighting.causal_epsilon = w["causal_epsilon"].as<double>();
+  run.max_time = t["max_time"].as<double>();
+  if (run.max_time < 0) r.fail(t["max_time"], "training.max_time", "must not be negative");
+  run.target_error = t["target_error"].as<double>();
+  if (run.target_error < 0)
+    r.fail(t["target_error"], "training.target_error", "must not be negative");
 }
 
 void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
@@ -556,7 +510,8 @@ void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
     r.fail(s["adaptive"], "sampling.adaptive", "needs sampling.resample_every > 0");
 }
 
-void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
+void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
+  const YAML::Node n = c["reference"];
   Reference& ref = run.reference;
   ref.exact = n["exact"].as<std::string>();
   ref.every = n["every"].as<int>();
@@ -571,6 +526,15 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
     }
   if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
+  ref.points = n["points"].as<int>();
+  if (ref.points < 0) r.fail(n["points"], "reference.points", "must not be negative");
+  if (n["metrics"])
+    for (const auto& item : n["metrics"]) {
+      const std::string name = item.first.as<std::string>();
+      ref.metrics[name] = item.second.as<std::string>();
+      r.at(item.second, "reference.metrics." + name,
+           [&] { equations::parse(ref.metrics[name], run.spec.context); });
+    }
   if (n["data"]) {
     ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
                          run.spec.context.field_names());
@@ -579,6 +543,14 @@ void build_reference(const Reader& r, const YAML::Node& n, RunConfig& run) {
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
                "'" + f + "' is not a field of this problem");
   }
+  const YAML::Node t = c["training"];
+  if (run.target_error > 0 && !ref.any())
+    r.fail(t["target_error"], "training.target_error",
+           "needs a reference to measure the error against (reference.exact, expressions or "
+           "data)");
+  if (run.target_error > 0 && ref.every < 1)
+    r.fail(t["target_error"], "training.target_error",
+           "needs reference.every > 0 (the error is only measured at the end otherwise)");
 }
 
 void build_output(const YAML::Node& o, RunConfig& run) {
@@ -619,7 +591,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_conditions(r, c, run);
   build_network(r, c["network"], run);
   build_training(r, c, run);
-  build_reference(r, c["reference"], run);
+  build_reference(r, c, run);
   build_output(c["output"], run);
   return run;
 }
@@ -635,6 +607,14 @@ void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
         fs::absolute(fs::path(base_dir.empty() ? "." : base_dir) / p).lexically_normal().string();
   };
   if (raw["reference"] && raw["reference"].IsMap()) fix(raw["reference"]["data"]);
+  // Geometry files (type stl), at any depth of `of`.
+  const std::function<void(YAML::Node)> fix_geometry = [&](YAML::Node g) {
+    if (!g.IsMap()) return;
+    fix(g);
+    if (g["of"] && g["of"].IsSequence())
+      for (std::size_t i = 0; i < g["of"].size(); ++i) fix_geometry(g["of"][i]);
+  };
+  if (raw["geometry"]) fix_geometry(raw["geometry"]);
   if (raw["conditions"] && raw["conditions"].IsSequence())
     for (std::size_t i = 0; i < raw["conditions"].size(); ++i)
       if (raw["conditions"][i].IsMap()) fix(raw["conditions"][i]["data"]);

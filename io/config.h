@@ -43,6 +43,8 @@ struct Reference {
   std::map<std::string, std::string> expressions;  // field -> exact solution
   std::optional<PointData> data;
   int every = 0;
+  int points = 0;                              // validation points (0: automatic)
+  std::map<std::string, std::string> metrics;  // name -> expression of the fields
   bool any() const { return exact != "none" || !expressions.empty() || data.has_value(); }
 };
 
@@ -63,6 +65,8 @@ struct RunConfig {
   solvers::ProblemSpec spec;
   std::vector<solvers::Stage> stages;
   solvers::Weighting weighting;
+  double max_time = 0;      // training.max_time, seconds (0: none)
+  double target_error = 0;  // training.target_error (0: none)
   std::uint64_t seed = 0;
   int resample_every = 0;
   bool adaptive = false;

@@ -52,10 +52,11 @@ Ptr geometry_schema() {
   auto g = std::make_shared<Key>(*group(
       "geometry", T::object,
       "The spatial domain, optionally times a time interval. Boxes: `min`, `max`; disk and "
-      "sphere: `center`, `radius`; polygon: `vertices`; union, intersection, difference: `of`.",
+      "sphere: `center`, `radius`; polygon: `vertices`; stl: `file`; union, intersection, "
+      "difference: `of`.",
       {required(choice("type",
                        {"interval", "rectangle", "box", "hypercube", "disk", "sphere", "polygon",
-                        "union", "intersection", "difference"},
+                        "stl", "union", "intersection", "difference"},
                        "",
                        "The shape, or how the shapes in `of` combine (difference: the first "
                        "minus the others).")),
@@ -65,6 +66,9 @@ Ptr geometry_schema() {
        key("radius", T::number, "", "Radius of a disk or sphere."),
        key("vertices", T::numbers, "",
            "Polygon vertices, counter-clockwise, flattened: [x0, y0, x1, y1, ...]."),
+       key("file", T::string, "",
+           "stl: a closed triangle mesh, ASCII or binary STL (a 3-D solid; needs VTK); a "
+           "relative path is relative to the config file's folder."),
        key("coordinates", T::strings, "",
            "Names of the spatial coordinates (default x, y, z; x1, x2, ... above 3-D)."),
        key("time", T::numbers, "", "[t0, t1]: the domain is the shape times this time interval."),
@@ -85,17 +89,23 @@ Ptr data_source(std::string name, std::string doc) {
   auto k = std::make_shared<Key>(*group(
       std::move(name), T::object, std::move(doc),
       {required("file", T::string,
-                "HDF5 (.h5, .hdf5) or CSV (.csv) file; a relative path is relative to the "
-                "config file's folder."),
+                "Data file: text table (.csv, .dat, .txt, .tsv), HDF5 (.h5, .hdf5), NumPy (.npy, "
+                ".npz) or MATLAB (.mat, v5 and v7.3); a relative path is relative to the config "
+                "file's folder."),
+       key("columns", T::strings, "",
+           "Names of a text table's columns when it has no header line (`[x, y, u, v, p]`; a "
+           "header line, if any, is then skipped), or of the columns of a file's only 2-D array "
+           "([rows, columns], e.g. a .npy)."),
        key("coordinates", T::table, "",
-           "HDF5: coordinate name -> dataset of its axis values (a grid), in the order of the "
-           "value datasets' axes; CSV: not used (columns are named by coordinate)."),
+           "A grid: coordinate name -> 1-D array (dataset, variable) of its axis values, in the "
+           "order of the value arrays' dimensions, each value array's shape equal to the axes' "
+           "lengths."),
        key("points", T::string, "",
-           "HDF5: a dataset [n, dims] of scattered points, columns in coordinate order (instead "
-           "of `coordinates`)."),
+           "An array [n, dims] of scattered points, columns in coordinate order (instead of "
+           "`coordinates`). Without either, each coordinate is the column or array of its name."),
        key("fields", T::table, "",
-           "Field name -> dataset (HDF5) or column (CSV) holding its values; default: each "
-           "field's own name."),
+           "Field name -> column or array holding its values (a complex array `w` is `w.re` and "
+           "`w.im`); default: each field's own name."),
        key("samples", T::integer, "0", "Use a random subset of this many points (0: all)."),
        key("noise", T::number, "0",
            "Gaussian noise added to the values, as a fraction of each field's standard "
@@ -167,6 +177,9 @@ Ptr build_schema() {
               key("on", T::string, "",
                   "Boundary piece: a name (left, x_min, top, spatial, initial, ...) or a "
                   "predicate (`x == 0 and y > 0.5`); empty: the whole boundary."),
+              key("at", T::points, "",
+                  "Instead of `on`: fixed points in the domain, `[[0, 0], [1, 0]]` (pinning a "
+                  "value at a corner); dirichlet, neumann, robin and residual."),
               key("value", T::string, "0", "g: an expression of the coordinates."),
               key("alpha", T::number, "1", "robin: alpha u + beta du/dn = g."),
               key("beta", T::number, "1", "robin."),
@@ -218,7 +231,14 @@ Ptr build_schema() {
                      key("every", T::integer, "100", "Adam steps between weight updates."),
                      key("momentum", T::number, "0.9", "Moving-average factor."),
                      key("causal_epsilon", T::number, "0",
-                         "Causal weighting strength (needs sampling.time_chunks > 1).")})}),
+                         "Causal weighting strength (needs sampling.time_chunks > 1).")}),
+              key("max_time", T::number, "0",
+                  "Wall-time budget in seconds (0: none): training stops after the first step "
+                  "that ends past it (setup counted), with a checkpoint, the fields and "
+                  "summary.json (status time_limit); `--resume` continues."),
+              key("target_error", T::number, "0",
+                  "Stop at the first validation whose rel_l2 is below this (0: never; needs a "
+                  "reference with `every` > 0); status target_reached.")}),
        group("reference", T::object, "What to measure the error against.",
              {choice("exact", {"none", "burgers_sine"}, "none",
                      "A built-in exact solution: burgers_sine is Burgers with u0 = -sin(pi x) on "
@@ -226,7 +246,18 @@ Ptr build_schema() {
               key("expressions", T::table, "",
                   "Field -> exact solution as an expression of the coordinates."),
               data_source("data", "Reference values from a file."),
-              key("every", T::integer, "0", "Validate every this many steps (0: at the end).")}),
+              key("every", T::integer, "0", "Validate every this many steps (0: at the end)."),
+              key("points", T::integer, "0",
+                  "Validation points for an exact solution: this many, sampled in the domain "
+                  "(sobol, seeded by `seed`); 0: a grid up to 3 dimensions (256, 101x101 or "
+                  "31x31x31 points, times 101 time levels), 100000 sampled points above. Checked "
+                  "against the memory available before training."),
+              key("metrics", T::table, "",
+                  "Name -> an expression of the fields, coordinates and constants "
+                  "(`sqrt(u^2 + v^2)`, `v_x - u_y`): its NAME_rel_l2 and NAME_max_abs against "
+                  "the same expression of the reference (an exact solution given as expressions: "
+                  "derivatives included; data or a built-in one: values only), in history.csv and "
+                  "summary.json.")}),
        group(
            "output", T::object, "What the run writes.",
            {key("dir", T::string, "",
@@ -238,7 +269,8 @@ Ptr build_schema() {
                    "auto: one updating line on a terminal, plain lines otherwise."),
             key("progress_every", T::integer, "100", "Steps between plain progress lines."),
             key("grid", T::integers, "[101]",
-                "Points per spatial axis of the output grid (one value: every axis)."),
+                "Points per spatial axis of the output grid (one value: every axis); its size "
+                "is checked against the memory available before training."),
             key("time_steps", T::integer, "11", "Time-dependent: grid snapshots (a .pvd series)."),
             key("quantities", T::strings, "[]",
                 "Extra expressions on the grid: derivatives (`u_x`), anything else."),
@@ -272,6 +304,8 @@ std::string type_name(T type) {
       return "list of integers";
     case T::strings:
       return "list of texts";
+    case T::points:
+      return "list of points ([[x, y], ...])";
     case T::table:
       return "mapping of names to values";
     case T::object:
@@ -398,6 +432,23 @@ YAML::Node resolve(const Key& k, const YAML::Node& n, const std::string& src,
       for (std::size_t i = 0; i < n.size(); ++i)
         check_scalar(element, n[i], src, path + "[" + std::to_string(i) + "]");
       return n;  // the node itself: later errors can still point at its line
+    }
+    case T::points: {
+      const Key element{.name = k.name, .type = T::number};
+      if (!n.IsSequence())
+        fail(n, src, path, "expected a " + type_name(k.type) + ", got " + shown(n));
+      for (std::size_t i = 0; i < n.size(); ++i) {
+        const std::string p = path + "[" + std::to_string(i) + "]";
+        if (!n[i].IsSequence())
+          fail(n[i], src, p, "expected a point (a list of numbers), got " + shown(n[i]));
+        if (n[i].size() != n[0].size())
+          fail(n[i], src, p,
+               "has " + std::to_string(n[i].size()) + " coordinates, point 1 has " +
+                   std::to_string(n[0].size()));
+        for (std::size_t j = 0; j < n[i].size(); ++j)
+          check_scalar(element, n[i][j], src, p + "[" + std::to_string(j) + "]");
+      }
+      return n;
     }
     case T::table: {
       if (!n.IsMap()) fail(n, src, path, "expected a mapping of names to values, got " + shown(n));

@@ -26,6 +26,7 @@ struct Key {
     numbers,   // a list of numbers
     integers,  // a list of whole numbers
     strings,   // a list of texts (a single text counts as a list of one)
+    points,    // a list of points, each a list of numbers: [[0, 0], [1, 0]]
     table,     // a mapping name -> number or expression text (constants, parameters)
     object,    // a mapping with the keys `children`
     list       // a list of objects, each with the keys `children`

@@ -1,4 +1,5 @@
-// Reading CSV tables of numbers: reference data given as points (x, t, u, ...) rather than HDF5.
+// Reading text tables of numbers (CSV, and the whitespace-separated .dat/.txt that Fortran,
+// MATLAB and gnuplot write): data given as points (x, t, u, ...) rather than arrays.
 //
 //   # Burgers at t = 0.5, from the spectral solver
 //   x, t, u
@@ -9,10 +10,11 @@
 //   auto u = ref.values.col(ref.column("u"));
 //
 // The format: a header line of column names, then one line of numbers per row, all separated by
-// commas; spaces and tabs around names and numbers are ignored; lines that start with '#' and
-// blank lines are skipped anywhere; CRLF line ends are accepted. Quoting is not supported (names
-// cannot contain commas). Numbers are read whole ("1.5e-3", "-2", "+.5"): anything else, and
-// inf or nan, is an error.
+// commas; spaces and tabs around names and numbers are ignored; lines that start with '#' or '%'
+// and blank lines are skipped anywhere; CRLF line ends are accepted. Quoting is not supported
+// (names cannot contain commas). Numbers are read whole ("1.5e-3", "-2", "+.5"): anything else,
+// and inf or nan, is an error. A file whose first line has no comma is separated by runs of
+// spaces and tabs instead (read_text_table; read_csv reads both).
 #pragma once
 
 #include <string>
@@ -36,5 +38,11 @@ struct CsvTable {
 // (messages start with "path:line:" and name the column: "ref.csv:7: column 'u': 'abc' is not a
 // number").
 CsvTable read_csv(const std::string& path);
+
+// The same, with the columns named by `columns` when it is not empty: then the header line is
+// optional (a first line that is all numbers is data; one that is not is a header, skipped, and
+// must have as many names as `columns`). Without `columns`, a first line of numbers is an error
+// that says to name them. With `columns` and no rows at all, UserError "holds no data".
+CsvTable read_text_table(const std::string& path, const std::vector<std::string>& columns);
 
 }  // namespace jetpde::io

@@ -53,6 +53,18 @@ std::vector<VtkArray> arrays_at(solvers::Problem& problem, const Eigen::VectorXd
 
 }  // namespace
 
+long long grid_point_count(const geometry::Geometry& domain, const GridSpec& spec, bool has_time) {
+  const int space = domain.bounds().dim() - (has_time ? 1 : 0);
+  double n = has_time ? std::max(1, spec.time_steps) : 1;
+  for (int a = 0; a < space; ++a)
+    n *= spec.counts.empty()       ? 101
+         : spec.counts.size() == 1 ? spec.counts[0]
+         : static_cast<std::size_t>(a) < spec.counts.size()
+             ? spec.counts[static_cast<std::size_t>(a)]
+             : 1;
+  return n < 9e18 ? static_cast<long long>(n) : 9000000000000000000LL;  // saturated
+}
+
 MatrixD spatial_grid(const geometry::Geometry& domain, const GridSpec& spec, bool has_time,
                      std::vector<int>* dims, std::vector<double>* times) {
   const geometry::Bounds b = domain.bounds();

@@ -26,6 +26,10 @@ struct GridSpec {
 MatrixD spatial_grid(const geometry::Geometry& domain, const GridSpec& spec, bool has_time,
                      std::vector<int>* dims, std::vector<double>* times);
 
+// The points of that grid over all its time levels (what write_grid_output evaluates), counted
+// without building it (saturated at 9e18).
+long long grid_point_count(const geometry::Geometry& domain, const GridSpec& spec, bool has_time);
+
 struct GridOutputOptions {
   GridSpec grid;
   std::vector<std::string> quantities;

@@ -141,35 +141,94 @@ MatrixD Dataset::matrix() const {
   return m;
 }
 
-Dataset read_dataset(const std::string& file, const std::string& name) {
+namespace {
+
+// A numeric dataset as doubles; UserError when it has a rank above `max_rank`.
+Dataset read_numeric(const std::string& file, const std::string& name, int max_rank) {
   const Handle f = open_file(file);
-  if (H5Lexists(f.get(), name.c_str(), H5P_DEFAULT) <= 0)
-    throw UserError("'" + file + "' has no dataset '" + name +
-                    "' (datasets: " + joined(datasets_of(f.get())) + ")");
-  const Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.ok()) throw UserError("'" + file + "': '" + name + "' is not a dataset");
+  const Handle d = open_dataset(file, f.get(), name);
   const Handle type(H5Dget_type(d.get()), H5Tclose);
   const H5T_class_t cls = H5Tget_class(type.get());
   if (cls != H5T_FLOAT && cls != H5T_INTEGER)
     throw UserError("'" + file + "': dataset '" + name + "' is not numeric");
   const Handle space(H5Dget_space(d.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 0 || rank > 2)
+  if (rank < 0 || rank > max_rank)
     throw UserError("'" + file + "': dataset '" + name + "' has rank " + std::to_string(rank) +
-                    " (at most 2 is supported)");
-  hsize_t dims[2] = {1, 1};
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+                    " (at most " + std::to_string(max_rank) + " is supported)");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank), 1);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   Dataset out;
   std::size_t count = 1;
-  for (int r = 0; r < rank; ++r) {
-    out.dims.push_back(static_cast<std::int64_t>(dims[r]));
-    count *= dims[r];
+  for (const hsize_t n : dims) {
+    out.dims.push_back(static_cast<std::int64_t>(n));
+    count *= n;
   }
   out.values.resize(count);
   if (count > 0 &&
       H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data()) < 0)
     throw UserError("'" + file + "': cannot read dataset '" + name + "'");
   return out;
+}
+
+// The members of a complex compound type (h5py's {r, i}, MATLAB v7.3's {real, imag}): two
+// floating-point members; empty when `type` is not one.
+std::vector<std::string> complex_members(hid_t type) {
+  if (H5Tget_class(type) != H5T_COMPOUND || H5Tget_nmembers(type) != 2) return {};
+  std::vector<std::string> names;
+  for (unsigned m = 0; m < 2; ++m) {
+    if (H5Tget_member_class(type, m) != H5T_FLOAT) return {};
+    char* name = H5Tget_member_name(type, m);
+    names.push_back(name ? name : "");
+    H5free_memory(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+Dataset read_dataset(const std::string& file, const std::string& name) {
+  return read_numeric(file, name, 2);
+}
+
+bool is_complex_dataset(const std::string& file, const std::string& name) {
+  const Handle f = open_file(file);
+  if (!is_dataset(f.get(), name)) return false;
+  const Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  const Handle type(H5Dget_type(d.get()), H5Tclose);
+  return d.ok() && !complex_members(type.get()).empty();
+}
+
+Dataset read_complex_part(const std::string& file, const std::string& name, bool imaginary) {
+  const Handle f = open_file(file);
+  const Handle d = open_dataset(file, f.get(), name);
+  const Handle type(H5Dget_type(d.get()), H5Tclose);
+  const std::vector<std::string> members = complex_members(type.get());
+  if (members.empty())
+    throw UserError("'" + file + "': dataset '" + name +
+                    "' is not complex (a compound of two floating-point members)");
+  const Handle space(H5Dget_space(d.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)), 1);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  Dataset out;
+  std::size_t count = 1;
+  for (const hsize_t n : dims) {
+    out.dims.push_back(static_cast<std::int64_t>(n));
+    count *= n;
+  }
+  // A memory type of the one member: HDF5 reads that part alone, converted to double.
+  const Handle memory(H5Tcreate(H5T_COMPOUND, sizeof(double)), H5Tclose);
+  H5Tinsert(memory.get(), members[imaginary ? 1 : 0].c_str(), 0, H5T_NATIVE_DOUBLE);
+  out.values.resize(count);
+  if (count > 0 &&
+      H5Dread(d.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data()) < 0)
+    throw UserError("'" + file + "': cannot read dataset '" + name + "'");
+  return out;
+}
+
+Dataset read_array_dataset(const std::string& file, const std::string& name) {
+  return read_numeric(file, name, 32);  // H5S_MAX_RANK
 }
 
 bool has_dataset(const std::string& file, const std::string& name) {

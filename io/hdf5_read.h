@@ -23,6 +23,13 @@ struct Dataset {
 // UserError naming the file, and the dataset with the ones that exist, when either is missing,
 // not numeric, or of rank above 2.
 Dataset read_dataset(const std::string& file, const std::string& name);
+// A numeric dataset of any rank (values on a grid of three axes), read as read_dataset reads one
+// of rank 0 to 2 (Dataset::matrix() is then only meaningful up to rank 2).
+Dataset read_array_dataset(const std::string& file, const std::string& name);
+// Complex datasets, a compound of two floating-point members (h5py's {r, i}): true when `name` is
+// one; its real or imaginary part, shaped as the dataset. UserError when it is not complex.
+bool is_complex_dataset(const std::string& file, const std::string& name);
+Dataset read_complex_part(const std::string& file, const std::string& name, bool imaginary);
 // Names may contain '/' for datasets inside groups ("adam/m"), in read_dataset too.
 // True when `name` is a dataset of the file (false for a group or a missing name); UserError
 // when the file is missing or not HDF5.

@@ -1,5 +1,6 @@
 #include "io/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -44,56 +45,134 @@ Progress::Mode Progress::mode_from_name(const std::string& name, std::FILE* out)
   return isatty(fileno(out)) ? Mode::line : Mode::plain;
 }
 
-Progress::Progress(Mode mode, int total_steps, int every, std::vector<std::string> slot_names,
-                   std::FILE* out)
+Progress::Progress(Mode mode, const std::vector<solvers::Stage>& stages, int every,
+                   std::vector<std::string> slot_names, std::FILE* out)
     : mode_(mode),
-      total_(total_steps),
+      stages_(stages),
+      total_(0),
       every_(std::max(1, every)),
       slots_(std::move(slot_names)),
-      out_(out) {}
-
-std::string Progress::describe(const solvers::StepInfo& info) const {
-  std::ostringstream s;
-  s << "step " << info.step << "/" << total_ << " [" << info.stage << "] loss " << sci(info.loss);
-  std::string terms;
-  for (std::size_t k = 0; k < slots_.size() && k < info.slot_losses.size(); ++k)
-    if (slots_.size() <= 6 || k < 5)
-      terms += (terms.empty() ? "" : " ") + slots_[k] + " " + sci(info.slot_losses[k]);
-  if (!terms.empty()) s << " (" << terms << (slots_.size() > 6 ? " ..." : "") << ")";
-  for (const auto& [name, value] : info.metrics) s << " " << name << " " << sci(value);
-  const double elapsed = info.seconds - first_seconds_;
-  const int done = info.step - first_step_;
-  if (done > 0 && elapsed > 0) {
-    const double rate = done / elapsed;
-    s << " | " << nn::detail::short_number(rate, 3) << " steps/s, ETA "
-      << format_duration((total_ - info.step) / rate);
-  }
-  return s.str();
+      out_(out) {
+  for (const solvers::Stage& st : stages_) total_ += st.steps;
 }
+
+std::vector<std::string> wrap(const std::vector<std::string>& pieces, std::size_t width) {
+  std::vector<std::string> lines;
+  for (const std::string& p : pieces) {
+    if (!lines.empty() && lines.back().size() + 1 + p.size() <= width)
+      lines.back() += " " + p;
+    else
+      lines.push_back(p);
+  }
+  return lines;
+}
+
+// Time left: the rest of this stage at its measured rate, later Adam stages at the same rate;
+// an L-BFGS stage (this one or a later one) runs at most its iterations.
+std::string Progress::eta(const solvers::StepInfo& info) const {
+  const int done = info.step - stage_begin_step_;
+  const double elapsed = info.seconds - stage_begin_seconds_;
+  if (done <= 0 || elapsed <= 0 || stage_ >= stages_.size()) return "";
+  const double rate = done / elapsed;
+  const auto is_lbfgs = [&](std::size_t k) {
+    return stages_[k].optimizer == solvers::Stage::Optimizer::lbfgs;
+  };
+  const int left = std::max(0, stage_end_step_ - info.step);
+  double adam_seconds = is_lbfgs(stage_) ? 0 : left / rate;
+  int lbfgs_later = 0;
+  for (std::size_t k = stage_ + 1; k < stages_.size(); ++k)
+    if (is_lbfgs(k))
+      lbfgs_later += stages_[k].steps;
+    else
+      adam_seconds += stages_[k].steps / rate;
+  std::string out = "| " + nn::detail::short_number(rate, 3) + " steps/s, ETA ";
+  if (is_lbfgs(stage_)) return out + "at most " + format_duration((left / rate) + adam_seconds);
+  out += format_duration(adam_seconds);
+  if (lbfgs_later > 0) out += " + L-BFGS (at most " + std::to_string(lbfgs_later) + " steps)";
+  return out;
+}
+
+std::vector<std::string> Progress::describe(const solvers::StepInfo& info) {
+  track(info);
+  return pieces(info);
+}
+
+void Progress::track(const solvers::StepInfo& info) {
+  // A new stage begins when the name changes or the step passes the stage's last one.
+  if (stage_begin_step_ < 0) {
+    stage_begin_step_ = info.step - 1;
+    stage_name_ = info.stage;
+    // A resumed run starts inside a stage: the one whose steps hold this step.
+    stage_end_step_ = 0;
+    for (stage_ = 0; stage_ < stages_.size(); ++stage_) {
+      stage_end_step_ += stages_[stage_].steps;
+      if (info.step <= stage_end_step_ || stage_ + 1 == stages_.size()) break;
+    }
+  } else if (stage_ + 1 < stages_.size() &&
+             (info.stage != stage_name_ || info.step > stage_end_step_)) {
+    ++stage_;
+    stage_end_step_ = previous_step_ + stages_[stage_].steps;
+    stage_begin_step_ = previous_step_;
+    stage_begin_seconds_ = previous_seconds_;
+    stage_name_ = info.stage;
+  }
+  previous_step_ = info.step;
+  previous_seconds_ = info.seconds;
+}
+
+std::vector<std::string> Progress::pieces(const solvers::StepInfo& info) const {
+  std::vector<std::string> out{"step " + std::to_string(info.step) + "/" + std::to_string(total_) +
+                               " [" + info.stage + "] loss " + sci(info.loss)};
+  for (std::size_t k = 0; k < slots_.size() && k < info.slot_losses.size(); ++k)
+    out.push_back(std::string(k == 0 ? "(" : "") + slots_[k] + " " + sci(info.slot_losses[k]) +
+                  (k + 1 == slots_.size() ? ")" : ""));
+  for (const auto& [name, value] : info.metrics) out.push_back(name + " " + sci(value));
+  const std::string e = eta(info);
+  if (!e.empty()) out.push_back(e);
+  return out;
+}
+
+namespace {
+
+std::size_t terminal_width(std::FILE* out) {
+  winsize w{};
+  if (ioctl(fileno(out), TIOCGWINSZ, &w) == 0 && w.ws_col > 20) return w.ws_col;
+  return 120;
+}
+
+std::string joined(const std::vector<std::string>& pieces) {
+  std::string s;
+  for (const std::string& p : pieces) s += (s.empty() ? "" : " ") + p;
+  return s;
+}
+
+}  // namespace
 
 void Progress::update(const solvers::StepInfo& info, bool last) {
   if (mode_ == Mode::none) return;
-  if (first_step_ < 0) {
-    first_step_ = info.step - 1;
-    first_seconds_ = 0;
-  }
+  track(info);
   if (mode_ == Mode::plain) {
     if (info.step % every_ == 0 || last || !info.metrics.empty())
-      std::fprintf(out_, "%s\n", describe(info).c_str());
+      std::fprintf(out_, "%s\n", joined(pieces(info)).c_str());
     std::fflush(out_);
     return;
   }
-  // A terminal: redraw at most ten times a second.
+  // A terminal: redraw at most ten times a second, over the lines of the last draw.
   if (!last && info.seconds - last_draw_ < 0.1) return;
   last_draw_ = info.seconds;
-  std::fprintf(out_, "\r\033[K%s", describe(info).c_str());
+  const std::vector<std::string> lines = wrap(pieces(info), terminal_width(out_) - 1);
+  std::string text = "\r";
+  if (lines_drawn_ > 1) text += "\033[" + std::to_string(lines_drawn_ - 1) + "A";
+  text += "\033[J";
+  for (std::size_t k = 0; k < lines.size(); ++k) text += (k ? "\n" : "") + lines[k];
+  std::fputs(text.c_str(), out_);
   std::fflush(out_);
-  open_line_ = true;
+  lines_drawn_ = static_cast<int>(lines.size());
 }
 
 void Progress::finish() {
-  if (open_line_) std::fprintf(out_, "\n");
-  open_line_ = false;
+  if (lines_drawn_ > 0) std::fprintf(out_, "\n");
+  lines_drawn_ = 0;
   std::fflush(out_);
 }
 
@@ -121,8 +200,8 @@ HistoryWriter::HistoryWriter(const std::string& path, std::vector<std::string> s
 
 void HistoryWriter::record(const solvers::StepInfo& info, bool last) {
   if (info.step % every_ != 0 && !last && info.metrics.empty()) return;
-  out_ << info.step << "," << info.stage << "," << nn::detail::short_number(info.seconds, 6) << ","
-       << nn::detail::short_number(info.loss, 17) << ","
+  out_ << info.step << "," << info.stage << "," << nn::detail::short_number(info.run_seconds, 6)
+       << "," << nn::detail::short_number(info.loss, 17) << ","
        << nn::detail::short_number(info.learning_rate, 6);
   for (std::size_t k = 0; k < slots_.size(); ++k)
     out_ << ","

@@ -1,9 +1,11 @@
 // What a run shows while it trains, and the per-step record it leaves (DESIGN.md section 10).
 //
-// Progress: on a terminal, one line rewritten in place (step, loss and its terms, steps per
-// second, ETA); elsewhere (a batch job's log), a plain line every `every` steps. History: one CSV
-// row every `every` steps (and at the last), appended as training goes, so that a killed run
-// keeps what it did.
+// Progress: on a terminal, one line rewritten in place (step, loss and every one of its terms,
+// metrics, steps per second, ETA), wrapped onto more lines when wider than the terminal;
+// elsewhere (a batch job's log), a plain line every `every` steps. The ETA uses the rate of the
+// current stage; an L-BFGS stage's is an upper bound ("at most": it stops at its tolerances).
+// History: one CSV row every `every` steps (and at the last), appended as training goes, so that a
+// killed run keeps what it did.
 #pragma once
 
 #include <cstdio>
@@ -21,23 +23,41 @@ class Progress {
   // "auto" picks line when `out` is a terminal, else plain.
   static Mode mode_from_name(const std::string& name, std::FILE* out);
 
-  Progress(Mode mode, int total_steps, int every, std::vector<std::string> slot_names,
-           std::FILE* out = stderr);
+  // `stages` as the trainer runs them (their names and step counts: an L-BFGS stage's count is
+  // an upper bound, it stops at its tolerances).
+  Progress(Mode mode, const std::vector<solvers::Stage>& stages, int every,
+           std::vector<std::string> slot_names, std::FILE* out = stderr);
   void update(const solvers::StepInfo& info, bool last);
   // Ends the updating line (a newline) so that later output starts on its own line.
   void finish();
+  // The text of a progress line, in pieces that a line wraps between (every loss term, every
+  // metric, the rate and the ETA): public for tests.
+  std::vector<std::string> describe(const solvers::StepInfo& info);
 
  private:
-  std::string describe(const solvers::StepInfo& info) const;
+  void track(const solvers::StepInfo& info);  // follows the stages (every step)
+  std::vector<std::string> pieces(const solvers::StepInfo& info) const;
+  std::string eta(const solvers::StepInfo& info) const;
   Mode mode_;
+  std::vector<solvers::Stage> stages_;
   int total_, every_;
   std::vector<std::string> slots_;
   std::FILE* out_;
   double last_draw_ = -1;
-  int first_step_ = -1;
-  double first_seconds_ = 0;
-  bool open_line_ = false;
+  int lines_drawn_ = 0;  // lines of the last redraw (a terminal line wraps when too long)
+  // The current stage: its index, where it began (step, and seconds since train() began), and
+  // the previous update (a stage begins after it).
+  std::size_t stage_ = 0;
+  int stage_begin_step_ = -1, stage_end_step_ = 0;
+  double stage_begin_seconds_ = 0;
+  std::string stage_name_;
+  int previous_step_ = -1;
+  double previous_seconds_ = 0;
 };
+
+// Pieces joined by spaces into lines of at most `width` characters (a piece longer than that
+// has a line of its own).
+std::vector<std::string> wrap(const std::vector<std::string>& pieces, std::size_t width);
 
 class HistoryWriter {
  public:

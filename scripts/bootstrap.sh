@@ -20,6 +20,7 @@ debian_packages=(
   libeigen3-dev libboost-dev liblbfgspp-dev libopenblas-dev libopenblas0-openmp libdnnl-dev
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev petsc-dev libvtk9-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libmatio-dev libzip-dev
   libgtest-dev libgmock-dev
   python3 python3-dev python3-pip
 )

@@ -136,6 +136,43 @@ std::string condition_kind_name(Condition::Kind kind) {
   return nn::detail::name_of<Condition::Kind>(kKinds, kind);
 }
 
+void check_fixed_points(const Condition& c, const geometry::Geometry& domain) {
+  using Kind = Condition::Kind;
+  if (c.kind != Kind::dirichlet && c.kind != Kind::neumann && c.kind != Kind::robin &&
+      c.kind != Kind::residual)
+    throw UserError(
+        "`at` (fixed points) is for dirichlet, neumann, robin and residual "
+        "conditions, not " +
+        condition_kind_name(c.kind));
+  if (!c.on.empty())
+    throw UserError("give either `on` (a boundary piece) or `at` (points), not both");
+  const std::vector<std::string>& names = domain.coordinate_names();
+  if (c.at.cols() != domain.dim())
+    throw UserError("the points `at` have " + std::to_string(c.at.cols()) +
+                    " coordinates, the domain has " + std::to_string(domain.dim()) + " (" +
+                    joined(names) + ")");
+  const geometry::Bounds b = domain.bounds();
+  const double tol = 1e-9 * domain.size();
+  for (Eigen::Index i = 0; i < c.at.rows(); ++i) {
+    std::string point;
+    for (Eigen::Index j = 0; j < c.at.cols(); ++j)
+      point += (j ? ", " : "") + geometry::format_number(c.at(i, j));
+    point = "point " + std::to_string(i + 1) + " (" + point + ")";
+    for (Eigen::Index j = 0; j < c.at.cols(); ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      if (!std::isfinite(c.at(i, j))) throw UserError(point + " is not finite");
+      if (c.at(i, j) < b.lo[k] - tol || c.at(i, j) > b.hi[k] + tol)
+        throw UserError(point + " lies outside the domain's bounds: " + names[k] + " must be in [" +
+                        geometry::format_number(b.lo[k]) + ", " + geometry::format_number(b.hi[k]) +
+                        "]");
+    }
+    const double d = domain.signed_distance(geometry::Point(&c.at(i, 0), names.size()));
+    if (d > tol)
+      throw UserError(point + " lies outside " + domain.describe() + " (at distance " +
+                      geometry::format_number(d) + ")");
+  }
+}
+
 Problem::~Problem() = default;
 
 MatrixD Problem::interior_points(std::uint64_t seed) const {
@@ -185,10 +222,22 @@ void Problem::sample_condition(const Condition& c, std::size_t k, std::uint64_t 
   }
   const bool initial = c.kind == Kind::initial_value || c.kind == Kind::initial_rate;
   const std::string on = initial ? "initial" : c.on;
-  const geometry::PointSet s =
-      geometry::sample_boundary(*spec_.domain, n, o,
-                                on.empty() ? geometry::BoundaryPiece::whole()
-                                           : geometry::BoundaryPiece::parse(*spec_.domain, on));
+  geometry::PointSet s;
+  if (c.at.rows() > 0) {  // fixed points: the same at every resampling
+    s.points = c.at;
+    s.normals = spec_.domain->outward_normals(c.at);
+  } else {
+    try {
+      s = geometry::sample_boundary(*spec_.domain, n, o,
+                                    on.empty() ? geometry::BoundaryPiece::whole()
+                                               : geometry::BoundaryPiece::parse(*spec_.domain, on));
+    } catch (const geometry::EmptyPieceError& e) {
+      if (initial) throw;
+      throw UserError(std::string(e.what()) +
+                      "; for a condition at single points (a corner, 'x == 0 and y == 0') give "
+                      "the points as `at: [[x, y], ...]` instead of `on`");
+    }
+  }
   out[points_name(k)] = s.points;
   if (uses_normals(c.kind)) {
     // Normals over the spatial coordinates (time products add a time component: dropped).
@@ -280,6 +329,11 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     } else if (c.points < 1) {
       throw UserError(label + ": points must be positive");
     }
+    if (c.at.rows() > 0) try {
+        check_fixed_points(c, *spec_.domain);
+      } catch (const UserError& e) {
+        throw UserError(label + ": " + e.what());
+      }
     if (c.kind == Kind::periodic) {
       if (ctx.coordinate_index(c.coordinate) < 0)
         throw UserError(label + ": unknown coordinate '" + c.coordinate +
@@ -488,6 +542,78 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
   }
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
   ev.exe->set(ev.points, at);
+  ev.exe->run();
+  MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
+  for (std::size_t e = 0; e < expressions.size(); ++e)
+    result.col(static_cast<Eigen::Index>(e)) = ev.exe->output(e).col(0);
+  return result;
+}
+
+MatrixD Problem::evaluate_expressions_given(
+    const Eigen::VectorXd& theta, const MatrixD& at, const std::vector<std::string>& expressions,
+    const std::map<std::string, std::string>& field_expressions,
+    const std::map<std::string, Eigen::Index>& field_columns, const MatrixD& field_values) {
+  const equations::Context& ctx = spec_.context;
+  const auto dim = static_cast<Eigen::Index>(ctx.coordinate_names().size());
+  if (at.cols() != dim)
+    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
+                    joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
+  if (expressions.empty()) return MatrixD(at.rows(), 0);
+  std::string key = "given\n" + std::to_string(at.rows()) + "\n" + joined(expressions);
+  for (const auto& [f, e] : field_expressions) key += "\n" + f + "=" + e;
+  for (const auto& [f, c] : field_columns) key += "\n" + f + "@" + std::to_string(c);
+  ExpressionEvaluator& ev = expression_evaluators_[key];
+  if (!ev.exe) {
+    const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
+    for (std::size_t e = 0; e < eqs.size(); ++e)
+      for (const auto& [field, needs] : equations::analyze(eqs[e], ctx).fields) {
+        if (field_expressions.count(field)) continue;
+        if (!field_columns.count(field))
+          throw UserError("'" + expressions[e] + "': the reference does not give field '" + field +
+                          "'");
+        const bool derivative =
+            needs.laplacian || needs.biharmonic ||
+            std::any_of(needs.partials.begin(), needs.partials.end(), [](const MultiIndex& m) {
+              return std::any_of(m.begin(), m.end(), [](int k) { return k != 0; });
+            });
+        if (derivative)
+          throw UserError("'" + expressions[e] + "': a derivative of '" + field +
+                          "', which the reference gives as values only (an exact solution as "
+                          "expressions has derivatives)");
+      }
+    const std::string name = "given" + std::to_string(expression_evaluators_.size());
+    const Var points = graph_->input(name, {at.rows(), dim});
+    const auto value_columns =
+        static_cast<Eigen::Index>(std::max<Eigen::Index>(1, field_values.cols()));
+    const Var values = graph_->input(name + "_values", {at.rows(), value_columns});
+    equations::LowerInputs inputs{
+        .coordinates = points, .outputs = fields_at(points), .param_prefix = spec_.param_prefix};
+    for (const auto& [field, column] : field_columns) inputs.fields[field] = col(values, column);
+    std::vector<std::string> exact_texts, exact_fields;
+    for (const auto& [field, text] : field_expressions) {
+      exact_fields.push_back(field);
+      exact_texts.push_back(text);
+    }
+    if (!exact_texts.empty()) {
+      const std::vector<equations::Equation> exact = equations::parse_all(exact_texts, ctx);
+      Taylor values_only(equations::plan_for(exact, ctx, points));
+      const std::vector<Var> lowered = equations::lower(exact, ctx, inputs, values_only);
+      for (std::size_t k = 0; k < exact_fields.size(); ++k)
+        inputs.fields[exact_fields[k]] = lowered[k].shape().rows == at.rows()
+                                             ? lowered[k]
+                                             : broadcast(lowered[k], {at.rows(), 1});
+    }
+    Taylor taylor(equations::plan_for(eqs, ctx, points));
+    std::vector<Var> out = equations::lower(eqs, ctx, inputs, taylor);
+    for (Var& v : out)
+      if (v.shape().rows != at.rows()) v = broadcast(v, {at.rows(), 1});
+    ev.exe = std::make_unique<compiler::Executable>(out, compile_);
+    ev.points = name;
+    ev.values = name + "_values";
+  }
+  for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
+  ev.exe->set(ev.points, at);
+  ev.exe->set(ev.values, field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1));
   ev.exe->run();
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)

@@ -28,6 +28,9 @@
 //                  coordinate c of an axis-aligned domain: points paired across the two faces
 //   data           u(points) - values                    (inverse problems; no sampling)
 //   residual       any expression = 0 on the piece (e.g. "u_x + u")
+// A condition holds on the piece `on`, sampled with `points` points, or at the fixed points `at`
+// (a piece of measure zero, like the corner "x == 0 and y == 0", cannot be sampled: an error
+// that points at `at`).
 // Trainable constants are Context params: graph params named param_prefix + name, trained with
 // the network (the Objective's parameters include them).
 #pragma once
@@ -72,8 +75,15 @@ struct Condition {
   int points = 256;                // sampled points (periodic: pairs); data: ignored
   double weight = 1.0;             // initial loss weight
   MatrixD data_points, data_values;  // data: [m, coordinates] and [m, 1]
+  // Instead of `on`: fixed points [m, coordinates] (pinning a pressure at a corner), each in the
+  // closed domain; normals (neumann, robin, residual) are the domain's outward_normals there.
+  // Empty (0 rows): sample `on`. dirichlet, neumann, robin and residual take points.
+  MatrixD at;
 };
 Condition::Kind condition_kind_from_name(const std::string& name);  // UserError naming the known
+// UserError unless the condition's fixed points `at` fit: a kind that takes them, no `on` too,
+// one column per coordinate of `domain`, each point finite, in its bounds and in the closed domain.
+void check_fixed_points(const Condition& c, const geometry::Geometry& domain);
 std::string condition_kind_name(Condition::Kind kind);
 
 // A condition built into the field: field = g + D * N with N the network's output for the field,
@@ -134,6 +144,16 @@ class Problem {
   // and list of expressions. UserError with the column for an expression that does not parse.
   MatrixD evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& points,
                                const std::vector<std::string>& expressions);
+  // The same expressions with the fields given instead of the network's (the reference side of
+  // a derived metric): a field in `field_expressions` is that expression of the coordinates (an
+  // exact solution; its derivatives are exact), any other is column `field_columns[f]` of
+  // `field_values` [m, ...] (reference data: values only, so UserError for a derivative of it,
+  // or for a field given neither way). Trainable constants take their values in theta.
+  MatrixD evaluate_expressions_given(const Eigen::VectorXd& theta, const MatrixD& points,
+                                     const std::vector<std::string>& expressions,
+                                     const std::map<std::string, std::string>& field_expressions,
+                                     const std::map<std::string, Eigen::Index>& field_columns,
+                                     const MatrixD& field_values);
   // Every sampled point set drawn again with `seed` (same counts): bind with
   // objective().set_inputs. Data points are not resampled.
   Bindings resample(std::uint64_t seed) const;
@@ -160,6 +180,7 @@ class Problem {
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
   struct ExpressionEvaluator {
     std::string points;  // the name of its points input
+    std::string values;  // evaluate_expressions_given: the name of its field-values input
     std::unique_ptr<compiler::Executable> exe;
   };
   std::map<std::string, ExpressionEvaluator> expression_evaluators_;  // by count and expressions

@@ -100,14 +100,54 @@ void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
       term_weights_[i] = m * term_weights_[i] + (1 - m) * target[i];
 }
 
-bool Trainer::after_step(StepInfo info, const Eigen::VectorXd& theta, bool last) {
+Trainer::Stop Trainer::after_step(StepInfo info, const Eigen::VectorXd& theta, bool last) {
   if (validation_ && (info.step % validation_every_ == 0 || last)) {
     info.metrics = validation_(theta);
     last_metrics_ = info.metrics;
   }
   history_.push_back(info);
-  if (callback_ && (info.step % callback_every_ == 0 || last)) return callback_(history_.back());
-  return true;
+  if (callback_ && (info.step % callback_every_ == 0 || last) && !callback_(history_.back()))
+    return Stop::callback;
+  return last ? Stop::none : stop_due(history_.back());
+}
+
+Trainer::Stop Trainer::stop_due(const StepInfo& info) const {
+  if (stop_.interrupt && *stop_.interrupt) return Stop::interrupted;
+  if (stop_.target_error > 0) {
+    const auto it = info.metrics.find(stop_.target_metric);
+    if (it != info.metrics.end() && it->second < stop_.target_error) return Stop::target;
+  }
+  if (stop_.max_seconds > 0 && info.seconds >= stop_.max_seconds) return Stop::time_limit;
+  return Stop::none;
+}
+
+void Trainer::set_stopped(Stop stop, const Stage& stage, int step, double loss,
+                          TrainResult& result) const {
+  const std::string at = "stage '" + stage.name + "': ";
+  switch (stop) {
+    case Stop::callback:
+      result.status = TrainResult::Status::stopped;
+      result.message = "stopped by a callback at step " + std::to_string(step);
+      break;
+    case Stop::interrupted:
+      result.status = TrainResult::Status::interrupted;
+      result.message = at + "interrupted after step " + std::to_string(step);
+      break;
+    case Stop::time_limit:
+      result.status = TrainResult::Status::time_limit;
+      result.message = at + "the time budget is spent after step " + std::to_string(step);
+      break;
+    case Stop::target:
+      result.status = TrainResult::Status::target_reached;
+      result.message =
+          at + stop_.target_metric + " " + sci(history_.back().metrics.at(stop_.target_metric)) +
+          " is below the target " + sci(stop_.target_error) + " at step " + std::to_string(step);
+      break;
+    case Stop::none:
+      break;
+  }
+  result.steps = step;
+  result.loss = loss;
 }
 
 std::string Trainer::non_finite_terms() const {
@@ -118,6 +158,14 @@ std::string Trainer::non_finite_terms() const {
     if (!std::isfinite(losses[s]))
       out += (out.empty() ? "" : ", ") + names[s] + " = " + sci(losses[s]);
   return out.empty() ? "the gradient, all terms finite" : out;
+}
+
+void Trainer::stop_when(StopConditions conditions) {
+  if (!(conditions.max_seconds >= 0))
+    throw UserError("trainer: the time budget must not be negative");
+  if (!(conditions.target_error >= 0))
+    throw UserError("trainer: the target error must not be negative");
+  stop_ = std::move(conditions);
 }
 
 void Trainer::checkpoint_every(int every, Checkpointer checkpointer) {
@@ -135,6 +183,7 @@ StepInfo Trainer::info_now(int step, const std::string& stage, double loss, doub
   info.weights = objective_.weights();
   info.learning_rate = lr;
   info.seconds = now_seconds() - started_;
+  info.run_seconds = run_offset_ + info.seconds;
   return info;
 }
 
@@ -150,6 +199,7 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   state.slot_losses = objective_.slot_losses();
   state.inputs = objective_.inputs();
   state.endings = endings_;
+  state.seconds = run_offset_ + now_seconds() - started_;
   return state;
 }
 
@@ -234,13 +284,10 @@ bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorX
     adam.step(theta, g);
     ++step;
     const bool last = final_stage && k + 1 == stage.steps;
-    const bool go_on = after_step(info_now(step, stage.name, loss, lr), theta, last);
-    checkpoint(k + 1, last || !go_on);
-    if (!go_on) {
-      result.status = TrainResult::Status::stopped;
-      result.message = "stopped by a callback at step " + std::to_string(step);
-      result.steps = step;
-      result.loss = loss;
+    const Stop stop = after_step(info_now(step, stage.name, loss, lr), theta, last);
+    checkpoint(k + 1, last || stop != Stop::none);
+    if (stop != Stop::none) {
+      set_stopped(stop, stage, step, loss, result);
       return false;
     }
   }
@@ -279,18 +326,15 @@ bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::Vector
     // The iteration limit is only noticed at the next call: the last iteration is last already.
     const bool last = final_stage && (lbfgs.stop() != nn::LbfgsStop::running ||
                                       lbfgs.iterations() >= options.max_iterations);
-    const bool go_on = after_step(info_now(step, stage.name, lbfgs.value(), 0.0), theta, last);
-    if (checkpoint_due(step, last || !go_on)) {
+    const Stop stop = after_step(info_now(step, stage.name, lbfgs.value(), 0.0), theta, last);
+    if (checkpoint_due(step, last || stop != Stop::none)) {
       TrainerState state = snapshot(step, static_cast<int>(si), lbfgs.iterations(), theta);
       state.lbfgs = lbfgs.state();
       state.loss = lbfgs.value();
       checkpointer_(state);
     }
-    if (!go_on) {
-      result.status = TrainResult::Status::stopped;
-      result.message = "stopped by a callback at step " + std::to_string(step);
-      result.steps = step;
-      result.loss = lbfgs.value();
+    if (stop != Stop::none) {
+      set_stopped(stop, stage, step, lbfgs.value(), result);
       return false;
     }
   }
@@ -300,7 +344,10 @@ bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::Vector
 }
 
 TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
+  if (stop_.target_error > 0 && !validation_)
+    throw UserError("trainer: a target error needs a validation (validate_every)");
   started_ = now_seconds();
+  run_offset_ = resume ? resume->seconds : 0.0;
   history_.clear();
   endings_.clear();
   last_metrics_.clear();
@@ -324,6 +371,8 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
                            : run_lbfgs(si, start, theta, step, result);
     if (!go_on) {
       result.metrics = last_metrics_;
+      result.seconds = now_seconds() - started_;
+      result.run_seconds = run_offset_ + result.seconds;
       return result;
     }
   }
@@ -334,7 +383,27 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   result.steps = step;
   result.metrics = last_metrics_;
   result.message = endings_;
+  result.seconds = now_seconds() - started_;
+  result.run_seconds = run_offset_ + result.seconds;
   return result;
+}
+
+const char* status_name(TrainResult::Status status) {
+  switch (status) {
+    case TrainResult::Status::finished:
+      return "finished";
+    case TrainResult::Status::stopped:
+      return "stopped";
+    case TrainResult::Status::non_finite:
+      return "non_finite";
+    case TrainResult::Status::interrupted:
+      return "interrupted";
+    case TrainResult::Status::time_limit:
+      return "time_limit";
+    case TrainResult::Status::target_reached:
+      return "target_reached";
+  }
+  return "?";
 }
 
 Metrics error_metrics(const MatrixD& prediction, const MatrixD& reference) {

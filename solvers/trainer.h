@@ -18,12 +18,16 @@
 //   ntk        NTK weighting (Wang, Yu & Perdikaris 2022): term i's target is sum_j tr_j / tr_i
 //              with tr_i the mean diagonal of its NTK block (Objective::ntk_traces).
 // A target enters as w <- momentum w + (1 - momentum) target.
+// Stop conditions (StopConditions), checked after every step but the last: an interrupt flag (a
+// signal handler sets it), a wall-time budget and a target validation error. Each ends the run
+// as a finished one ends (a checkpoint, the result), with its own status.
 // Causal weighting (Wang, Sankaran & Perdikaris 2022), for terms split into time chunks (rows
 // ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l) / M,
 // from the previous step's chunk losses (so epsilon = 0 gives the plain mean).
 #pragma once
 
 #include <Eigen/Core>
+#include <csignal>
 #include <functional>
 #include <map>
 #include <string>
@@ -63,7 +67,8 @@ struct StepInfo {
   std::vector<double> slot_losses;  // unweighted, per slot (Objective::slot_names)
   std::vector<double> weights;      // per slot
   double learning_rate = 0;         // Adam stages
-  double seconds = 0;               // since train() began
+  double seconds = 0;               // since train() began (this part of a resumed run)
+  double run_seconds = 0;           // training time of the whole run, resumed parts included
   Metrics metrics;                  // filled on validation steps
 };
 
@@ -86,16 +91,32 @@ struct TrainerState {
   nn::Lbfgs::State lbfgs;            // when it is L-BFGS
   std::string endings;               // how the stages before `stage` ended
   double loss = 0;                   // the last step's
+  double seconds = 0;                // training wall time of the whole run up to this state
+};
+
+// When to stop before the stages end. Each stop happens after a whole step and checkpoints.
+struct StopConditions {
+  // Nonzero (a signal handler sets it: async-signal-safe) stops after the current step; not owned.
+  const volatile std::sig_atomic_t* interrupt = nullptr;
+  double max_seconds = 0;   // > 0: stop after the first step that ends past this many seconds
+  double target_error = 0;  // > 0: stop at the first validation with target_metric below it
+  std::string target_metric = "rel_l2";
 };
 
 struct TrainResult {
-  enum class Status { finished, stopped, non_finite };
+  // stopped: by a callback; interrupted, time_limit, target_reached: StopConditions.
+  enum class Status { finished, stopped, non_finite, interrupted, time_limit, target_reached };
   Status status = Status::finished;
   int steps = 0;
   double loss = 0;
-  std::string message;  // one line: how each stage ended, or why training stopped
-  Metrics metrics;      // the last validation, if any
+  std::string message;     // one line: how each stage ended, or why training stopped
+  Metrics metrics;         // the last validation, if any
+  double seconds = 0;      // this train() call's wall time
+  double run_seconds = 0;  // the whole run's training time (resumed parts included)
 };
+
+// "finished", "stopped", "non_finite", "interrupted", "time_limit", "target_reached".
+const char* status_name(TrainResult::Status status);
 
 class Trainer {
  public:
@@ -112,6 +133,10 @@ class Trainer {
   using Resampler = std::function<Bindings(int step, const Eigen::VectorXd& theta)>;
   void resample_every(int every, Resampler resampler);
 
+  // Interrupt flag, time budget, target error (see StopConditions). UserError for a negative
+  // budget or target, or a target without a validation.
+  void stop_when(StopConditions conditions);
+
   // After every `every`-th step and after the last: the state to save (see TrainerState).
   using Checkpointer = std::function<void(const TrainerState& state)>;
   void checkpoint_every(int every, Checkpointer checkpointer);
@@ -126,7 +151,10 @@ class Trainer {
  private:
   std::vector<double> slot_weights() const;
   void update_weights(const Eigen::VectorXd& theta, int step);
-  bool after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
+  enum class Stop { none, callback, interrupted, time_limit, target };
+  Stop after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
+  Stop stop_due(const StepInfo& info) const;
+  void set_stopped(Stop stop, const Stage& stage, int step, double loss, TrainResult& result) const;
   std::string non_finite_terms() const;
   void restore(const TrainerState& state, Eigen::VectorXd& theta) const;
   TrainerState snapshot(int step, int stage, int stage_step, const Eigen::VectorXd& theta) const;
@@ -153,7 +181,9 @@ class Trainer {
   std::vector<StepInfo> history_;
   std::string endings_;
   Metrics last_metrics_;
+  StopConditions stop_;
   double started_ = 0;
+  double run_offset_ = 0;  // the resumed state's training seconds
 };
 
 // Relative L2 error |a - b| / |b| and largest absolute error max |a - b|, over all entries.

@@ -19,6 +19,7 @@
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkXMLImageDataReader.h>
+#include "compiler/openmp_env.h"
 #include "io/checkpoint.h"
 #include "io/hdf5_read.h"
 #include "tests/support/scratch_dir.h"
@@ -35,10 +36,8 @@ struct Output {
   std::string text;  // stdout and stderr
 };
 
-// Runs `jetpde args` through the shell, one OpenMP thread, and collects its output.
-Output jetpde(const std::string& args) {
-  const std::string command =
-      "OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) + " " + args + " 2>&1";
+// Runs `command` through the shell and collects its output (stdout and stderr).
+Output shell(const std::string& command) {
   Output out;
   FILE* p = popen(command.c_str(), "r");
   char buf[4096];
@@ -46,6 +45,11 @@ Output jetpde(const std::string& args) {
   const int status = pclose(p);
   out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
+}
+
+// Runs `jetpde args` through the shell, one OpenMP thread, and collects its output.
+Output jetpde(const std::string& args) {
+  return shell("OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) + " " + args + " 2>&1");
 }
 
 class Cli : public jetpde::testing::ScratchDirTest {
@@ -135,11 +139,39 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   std::stringstream(line) >> x >> c1 >> u >> c2 >> ux;
   EXPECT_NEAR(u, std::sin(M_PI / 4), 2e-2) << line;
   EXPECT_NEAR(ux, M_PI * std::cos(M_PI / 4), 1e-1) << line;
+  // The points from any data file (io/data_files.h): a whitespace table with a '%' comment; an
+  // empty table is named, not a shape [0, 1].
+  const Output e2 = jetpde("eval " + out + " --points " + write("points.dat", "% x\nx\n0.5\n"));
+  ASSERT_EQ(e2.status, 0) << e2.text;
+  EXPECT_EQ(e2.text.rfind("x,u\n0.5,", 0), 0u) << e2.text;
+  const std::string empty = write("empty.csv", "x\n");
+  const Output e3 = jetpde("eval " + out + " --points " + empty);
+  EXPECT_NE(e3.status, 0);
+  EXPECT_NE(e3.text.find("--points: '" + empty + "' holds no data: no rows after the header line"),
+            std::string::npos)
+      << e3.text;
   const Output x2 = jetpde("export " + out + " --output " + (dir_ / "exported").string() +
                            " --grid 11 --quantities u_xx");
   ASSERT_EQ(x2.status, 0) << x2.text;
   EXPECT_TRUE(io::has_dataset((dir_ / "exported/fields.h5").string(), "u_xx"));
   EXPECT_TRUE(io::has_dataset((dir_ / "exported/fields.h5").string(), "u_exact"));
+  // The fp32 run evaluated in fp64 (--precision, or --set precision=...): it says so, and the
+  // values agree with fp32's to fp32's accuracy.
+  const Output e64 = jetpde("eval " + out + " --points " + points + " --precision fp64");
+  ASSERT_EQ(e64.status, 0) << e64.text;
+  EXPECT_NE(e64.text.find("u at 3 points in fp64 (trained in fp32)"), std::string::npos)
+      << e64.text;
+  std::stringstream lines64(e64.text);
+  std::getline(lines64, line);
+  std::getline(lines64, line);
+  double u64;
+  std::stringstream(line) >> x >> c1 >> u64;
+  EXPECT_NEAR(u64, u, 1e-5) << line;
+  EXPECT_NE(u64, u) << "the same digits: was it evaluated in fp32 again?";
+  const Output x64 = jetpde("export " + out + " --output " + (dir_ / "exported64").string() +
+                            " --grid 11 --set precision=fp64");
+  ASSERT_EQ(x64.status, 0) << x64.text;
+  EXPECT_NE(x64.text.find(", in fp64 (trained in fp32)"), std::string::npos) << x64.text;
   expect_no_temporaries();
 }
 
@@ -199,6 +231,235 @@ TEST_F(Cli, KillNineThenResumeGivesTheSameParameters) {
   }
   EXPECT_EQ(last, ca.state.step);
   expect_no_temporaries();
+}
+
+// Starts `jetpde run cfg --progress none` (SIGINT and SIGTERM at their default actions, whatever
+// this process has), waits until its checkpoint is past `step`, sends `signo`, and returns the
+// wait status.
+int run_and_signal(const std::string& cfg, const std::string& checkpoint, int step, int signo) {
+  std::vector<std::string> args{JETPDE_BINARY, "run", cfg, "--progress", "none"};
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  const int spawned = posix_spawn(&pid, JETPDE_BINARY, nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (spawned != 0) return -1;
+  for (int i = 0, at = 0; i < 60000 && at < step; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (fs::exists(checkpoint))
+      at = static_cast<int>(io::read_int_dataset(checkpoint, "step").at(0));
+  }
+  ::kill(pid, signo);
+  int status;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+std::string read_text(const std::string& path) {
+  std::stringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+// SIGTERM (a batch system's warning before its kill) and SIGINT (Ctrl-C): the step ends, then
+// the checkpoint, the fields and summary.json (status "interrupted") are written and the exit
+// status is 128 + the signal; --resume ends with the uninterrupted run's parameters, bit for bit.
+TEST_F(Cli, SigtermAndSigintStopCleanlyAndResumeGivesTheSameParameters) {
+  const std::string full = (dir_ / "full").string();
+  const Output a = jetpde("run " + write("full.yaml", poisson(4000, full)));
+  ASSERT_EQ(a.status, 0) << a.text;
+  const io::Checkpoint ca = io::read_checkpoint(full + "/checkpoint.h5");
+  for (const int signo : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    const std::string out = (dir_ / ("signal" + std::to_string(signo))).string();
+    const std::string cfg = write("signal.yaml", poisson(4000, out));
+    const int status = run_and_signal(cfg, out + "/checkpoint.h5", 100, signo);
+    ASSERT_TRUE(WIFEXITED(status)) << "the run was killed by the signal instead of stopping";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signo);
+    const std::string summary = read_text(out + "/summary.json");
+    EXPECT_NE(summary.find("\"status\": \"interrupted\""), std::string::npos) << summary;
+    for (const char* f : {"fields.vti", "fields.h5", "history.csv"})
+      EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+    const io::Checkpoint stopped = io::read_checkpoint(out + "/checkpoint.h5");
+    EXPECT_GE(stopped.state.step, 100);
+    EXPECT_NE(summary.find("\"steps\": " + std::to_string(stopped.state.step)),
+              std::string::npos)
+        << summary;  // the checkpoint is the step the run stopped at, not an earlier one
+    const Output b = jetpde("run " + cfg + " --resume");
+    ASSERT_EQ(b.status, 0) << b.text;
+    const io::Checkpoint cb = io::read_checkpoint(out + "/checkpoint.h5");
+    EXPECT_EQ(ca.state.step, cb.state.step);
+    EXPECT_TRUE(ca.state.theta == cb.state.theta)
+        << "stopped at step " << stopped.state.step << ": max difference "
+        << (ca.state.theta - cb.state.theta).cwiseAbs().maxCoeff();
+    // Both parts' steps and times: the whole run's training time is the sum of the two.
+    const std::string resumed = read_text(out + "/summary.json");
+    EXPECT_NE(resumed.find("\"this_part\": {\n    \"steps\": " +
+                           std::to_string(cb.state.step - stopped.state.step)),
+              std::string::npos)
+        << resumed;
+    EXPECT_NE(resumed.find("\"whole_run\": {\n    \"steps\": " + std::to_string(cb.state.step)),
+              std::string::npos)
+        << resumed;
+    EXPECT_GT(cb.state.seconds, stopped.state.seconds);
+    EXPECT_NE(b.text.find(" steps in "), std::string::npos);
+    EXPECT_NE(b.text.find("(this part " + std::to_string(cb.state.step - stopped.state.step) +
+                          " steps in "),
+              std::string::npos)
+        << b.text;
+  }
+  expect_no_temporaries();
+}
+
+// training.max_time: a budget far shorter than the stages stops after a step with everything
+// written (status time_limit, exit status 4); training.target_error: the run stops at the first
+// validation below the target.
+TEST_F(Cli, TimeBudgetAndTargetErrorStopEarly) {
+  const std::string out = (dir_ / "budget").string();
+  Output r =
+      jetpde("run " + write("budget.yaml", poisson(1000000, out)) + " --set training.max_time=3");
+  EXPECT_EQ(r.status, 4) << r.text;
+  EXPECT_NE(r.text.find("the time budget is spent after step "), std::string::npos) << r.text;
+  const io::Checkpoint stopped = io::read_checkpoint(out + "/checkpoint.h5");
+  EXPECT_GT(stopped.state.step, 0);
+  EXPECT_LT(stopped.state.step, 1000000);
+  EXPECT_NE(read_text(out + "/summary.json").find("\"status\": \"time_limit\""), std::string::npos);
+  EXPECT_TRUE(fs::exists(out + "/fields.h5"));
+
+  const std::string target = (dir_ / "target").string();
+  r = jetpde("run " + write("target.yaml", poisson(4000, target)) +
+             " --set training.target_error=0.02 --set reference.every=20");
+  EXPECT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("rel_l2 "), std::string::npos);
+  EXPECT_NE(r.text.find(" is below the target 0.02 at step "), std::string::npos) << r.text;
+  EXPECT_NE(read_text(target + "/summary.json").find("\"status\": \"target_reached\""),
+            std::string::npos);
+  // history.csv: every validation before the last is at or above the target, the last below.
+  std::ifstream history(target + "/history.csv");
+  std::string line;
+  std::getline(history, line);
+  std::vector<double> errors;
+  int last_step = 0;
+  while (std::getline(history, line)) {
+    last_step = std::stoi(line.substr(0, line.find(',')));
+    const std::string tail = line.substr(line.rfind(',') + 1);  // columns ..., rel_l2, max_abs
+    const std::size_t rel = line.rfind(',', line.rfind(',') - 1);
+    const std::string rel_l2 = line.substr(rel + 1, line.rfind(',') - rel - 1);
+    if (!tail.empty()) errors.push_back(std::stod(rel_l2));
+  }
+  ASSERT_GE(errors.size(), 2u);
+  for (std::size_t k = 0; k + 1 < errors.size(); ++k) EXPECT_GE(errors[k], 0.02) << k;
+  EXPECT_LT(errors.back(), 0.02);
+  EXPECT_EQ(io::read_checkpoint(target + "/checkpoint.h5").state.step, last_step);
+  EXPECT_EQ(last_step % 20, 0);
+  // A target without a validation during training is refused before anything runs.
+  r = jetpde("run " + write("no_every.yaml", poisson(10, (dir_ / "x").string())) +
+             " --set training.target_error=0.02");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.text.find("training.target_error: needs reference.every > 0"), std::string::npos)
+      << r.text;
+}
+
+// Above 3-D the validation points are sampled (reference.points, default 100000) instead of a
+// 31-per-axis grid (28.6 M points in 5-D), and a count too large for the memory is refused
+// before training.
+TEST_F(Cli, ValidationAbove3dIsSampledAndItsSizeChecked) {
+  const std::string out = (dir_ / "five").string();
+  const std::string cfg =
+      write("five.yaml",
+            "geometry: {type: hypercube, min: [0, 0, 0, 0, 0], max: [1, 1, 1, 1, 1]}\n"
+            "equations:\n  - expression: laplacian(u)\n"
+            "conditions:\n  - {kind: dirichlet, value: x1, points: 64}\n"
+            "network: {hidden: [8]}\nsampling: {interior_points: 64}\n"
+            "training: {stages: [{steps: 2}]}\nreference: {expressions: {u: x1}}\n"
+            "output: {dir: " +
+                out + ", grid: [3], progress: none}\n");
+  Output r = jetpde("run " + cfg);
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(read_text(out + "/summary.json").find("\"validation_points\": 100000"),
+            std::string::npos)
+      << read_text(out + "/summary.json");
+  r = jetpde("run " + cfg + " --set reference.points=500");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(read_text(out + "/summary.json").find("\"validation_points\": 500"), std::string::npos);
+  // 2^31 - 1 points of 5 coordinates and one field: 137 GB.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string name, unit;
+  double kb = 0;
+  while (meminfo >> name >> kb >> unit && name != "MemAvailable:") {
+  }
+  if (name != "MemAvailable:" || kb * 1024 > 2.5e11) GTEST_SKIP() << "too much memory to test";
+  r = jetpde("run " + cfg + " --set reference.points=2147483647");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("jetpde: error: reference.points: validating at 2147483647 points needs "
+                        "about 137 GB of memory, more than half of the "),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("give fewer points (reference.points) ("), std::string::npos) << r.text;
+  // The output grid, 101 points per axis in 5-D (1e10 points), is refused before anything runs.
+  fs::remove_all(out);
+  r = jetpde("run " + cfg + " --set output.grid=[101]");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("jetpde: error: output.grid: the fields on the output grid at "
+                        "10510100501 points needs about "),
+            std::string::npos)
+      << r.text;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+double json_number(const std::string& json, const std::string& key) {
+  const std::size_t at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(json.substr(at + key.size() + 4));
+}
+
+// reference.metrics: expressions of the fields against the same expression of the reference. An
+// exact solution given as expressions is substituted, derivatives included; reference data has
+// values only, so a derivative of it is refused before training.
+TEST_F(Cli, MetricsOfExpressionsOfTheFields) {
+  const std::string out = (dir_ / "metrics").string();
+  const Output r = jetpde("run " + write("m.yaml", poisson(300, out,
+                                                           "  expressions: {u: sin(pi*x)}\n"
+                                                           "  metrics: {same: u, slope: u_x, "
+                                                           "twice: 2*abs(u) + x}\n")));
+  ASSERT_EQ(r.status, 0) << r.text;
+  const std::string summary = read_text(out + "/summary.json");
+  const double rel_l2 = json_number(summary, "rel_l2");
+  EXPECT_NEAR(json_number(summary, "same_rel_l2"), rel_l2, 1e-6 * rel_l2 + 1e-12) << summary;
+  EXPECT_NEAR(json_number(summary, "same_max_abs"), json_number(summary, "max_abs"), 1e-9);
+  // twice = 2|u| + x: its largest error is twice u's (u >= 0 on [0, 1]).
+  EXPECT_NEAR(json_number(summary, "twice_max_abs"), 2 * json_number(summary, "max_abs"), 1e-6);
+  // u_x against pi cos(pi x): small after training (a zero or missing derivative would be 1).
+  EXPECT_LT(json_number(summary, "slope_rel_l2"), 0.05) << summary;
+  std::ifstream history(out + "/history.csv");
+  std::string header;
+  std::getline(history, header);
+  EXPECT_NE(header.find(",same_rel_l2,same_max_abs,slope_rel_l2,slope_max_abs,twice_rel_l2"),
+            std::string::npos)
+      << header;
+  // Reference data: values only.
+  const std::string data = write("ref.csv", "x,u\n0.25,0.7071\n0.5,1\n0.75,0.7071\n");
+  const std::string cfg = write(
+      "d.yaml", poisson(10, (dir_ / "d").string(),
+                        "  data: {file: " + data + "}\n  metrics: {slope: u_x, speed: abs(u)}\n"));
+  Output d = jetpde("run " + cfg);
+  EXPECT_EQ(d.status, 1);
+  EXPECT_NE(d.text.find("jetpde: error: reference.metrics.slope: 'u_x': a derivative of 'u', "
+                        "which the reference gives as values only"),
+            std::string::npos)
+      << d.text;
+  d = jetpde("run " + cfg + " --set 'reference.metrics={speed: abs(u)}'");
+  EXPECT_EQ(d.status, 0) << d.text;
 }
 
 TEST_F(Cli, BadInputGivesAMessageAndWritesNothing) {
@@ -277,6 +538,42 @@ TEST_F(Cli, HelpEverywhere) {
   const Output r = jetpde("run");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.text.find("config is required"), std::string::npos) << r.text;
+}
+
+// jetpde starts libgomp with its wait policy when the user set none, and leaves a user's
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT alone. libgomp prints what it started with
+// (OMP_DISPLAY_ENV=verbose, on stderr), so this checks what the runtime read, not only the
+// environment; the re-executed process keeps its arguments and exit status.
+TEST(CliOpenmp, WaitPolicyDefaultAndTheUsersOwn) {
+  const auto with_env = [](const std::string& env, const std::string& args) {
+    return shell("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + env +
+                 " OMP_NUM_THREADS=1 OMP_DISPLAY_ENV=verbose " + JETPDE_BINARY + " " + args +
+                 " 2>&1");
+  };
+  // jetpde's default is passive: libgomp then spins 0 times (300000 when nothing is set).
+  ASSERT_EQ(std::string(compiler::kDefaultWaitPolicy), "OMP_WAIT_POLICY=passive");
+  const std::string entry = compiler::kDefaultWaitPolicy, shown = "GOMP_SPINCOUNT = '0'";
+
+  Output r = with_env("", "info");
+  EXPECT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find(shown), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("OpenMP wait:   " + entry + " (jetpde's default)"), std::string::npos)
+      << r.text;
+
+  r = with_env("GOMP_SPINCOUNT=777", "info");
+  EXPECT_NE(r.text.find("GOMP_SPINCOUNT = '777'"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("OpenMP wait:   GOMP_SPINCOUNT=777 (environment)"), std::string::npos)
+      << r.text;
+
+  r = with_env("OMP_WAIT_POLICY=active", "info");
+  EXPECT_NE(r.text.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find(shown), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("OpenMP wait:   OMP_WAIT_POLICY=active (environment)"), std::string::npos)
+      << r.text;
+
+  r = with_env("", "run /nonexistent/config.yaml");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("/nonexistent/config.yaml"), std::string::npos) << r.text;
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <tuple>
 
+#include "autodiff/functions.h"
 #include "autodiff/grad.h"
 #include "autodiff/interpreter.h"
 #include "autodiff/ops.h"
@@ -250,6 +252,75 @@ TEST(TaylorIdentities, ClosedFormsUpToOrderSix) {
       tanh(x) - (1.0 - 2.0 / (exp(2.0 * x) + 1.0)), [](double, int) { return 0.0; }, "tanh");
   check(
       sigmoid(x) - 1.0 / (1.0 + exp(-x)), [](double, int) { return 0.0; }, "sigmoid");
+}
+
+// The records of autodiff/functions.h at every order up to 6: sinh and cosh by parity, erf by
+// Hermite polynomials, the inverse functions and atan2 through f(g(x)) = x, and where() by
+// branches.
+TEST(TaylorIdentities, FunctionRecordsUpToOrderSix) {
+  using namespace functions;
+  Graph g(DType::f64);
+  const Var x = g.input("x", {5, 1});
+  Taylor t(TaylorPlan({{x, 0}}, {{6}}));
+  MatrixD xs(5, 1);
+  xs << 0.3, 0.7, 1.1, 1.6, 2.0;
+  const Bindings b{{"x", xs}};
+  auto check = [&](Var y, const std::function<double(double, int)>& want, const char* what) {
+    for (int k = 1; k <= 6; ++k) {
+      const MatrixD got = evaluate(t.derivative(y, {k}), b);
+      for (int i = 0; i < 5; ++i)
+        EXPECT_NEAR(got(i, 0), want(xs(i, 0), k), 1e-11 * (1 + std::abs(want(xs(i, 0), k))))
+            << what << " order " << k << " at x = " << xs(i, 0);
+    }
+  };
+  const auto zero = [](double, int) { return 0.0; };
+  check(
+      call<Sinh>(x), [](double v, int k) { return k % 2 ? std::cosh(v) : std::sinh(v); }, "sinh");
+  check(
+      call<Cosh>(x), [](double v, int k) { return k % 2 ? std::sinh(v) : std::cosh(v); }, "cosh");
+  // erf^(k) = 2/sqrt(pi) (-1)^(k-1) H_(k-1)(x) exp(-x^2), H_(n+1) = 2x H_n - 2n H_(n-1).
+  check(
+      call<Erf>(x),
+      [](double v, int k) {
+        double h0 = 1, h1 = 2 * v;
+        for (int n = 1; n < k - 1; ++n) std::tie(h0, h1) = std::pair(h1, 2 * v * h1 - 2 * n * h0);
+        const double h = k == 1 ? 1.0 : h1;
+        return 2 / std::sqrt(M_PI) * ((k - 1) % 2 ? -1.0 : 1.0) * h * std::exp(-v * v);
+      },
+      "erf");
+  const Var half = scale(x, 0.5);
+  check(call<Asin>(call<Sin>(half)) - half, zero, "asin(sin)");
+  // Away from 0, where 1 - cos and cosh - 1 cancel and the composition itself is ill-conditioned.
+  const Var shifted = half + 0.5;
+  check(call<Acos>(call<Cos>(shifted)) - shifted, zero, "acos(cos)");
+  check(call<Asinh>(call<Sinh>(x)) - x, zero, "asinh(sinh)");
+  check(call<Acosh>(call<Cosh>(shifted)) - shifted, zero, "acosh(cosh)");
+  check(call<Atanh>(call<Tanh>(half)) - half, zero, "atanh(tanh)");
+  check(call<Atan2>(call<Sin>(x), call<Cos>(x)) - x, zero, "atan2(sin, cos)");
+  check(call<Atan2>(scale(call<Sin>(x), 3.0), scale(call<Cos>(x), 3.0)) - x, zero,
+        "atan2(3 sin, 3 cos)");
+  // where(x < 1, x^3, exp(x)): each point's branch; min and max pick theirs.
+  const Var one = g.scalar(1.0);
+  check(
+      call<Where>(call<Less>(x, one), x * x * x, exp(x)),
+      [](double v, int k) {
+        if (v >= 1) return std::exp(v);
+        return k == 1 ? 3 * v * v : k == 2 ? 6 * v : k == 3 ? 6.0 : 0.0;
+      },
+      "where");
+  check(
+      call<Min>(exp(x), scale(x, 3.0)),
+      [](double v, int k) { return std::exp(v) <= 3 * v ? std::exp(v)
+                                   : k == 1             ? 3.0
+                                                        : 0.0; },
+      "min");
+  check(
+      call<Max>(exp(x), scale(x, 3.0)),
+      [](double v, int k) { return std::exp(v) >= 3 * v ? std::exp(v)
+                                   : k == 1             ? 3.0
+                                                        : 0.0; },
+      "max");
+  check(scale(call<Less>(x, one), 5.0) + call<Not>(call<Greater>(x, one)), zero, "conditions");
 }
 
 }  // namespace

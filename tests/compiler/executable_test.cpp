@@ -116,5 +116,41 @@ TEST(Golden, RenderedSourceOfADenseLayerAndItsLoss) {
   EXPECT_EQ(source, golden);
 }
 
+// Which kernels run on the OpenMP team follows the threshold (rows x cols elements), and a
+// kernel's results on one thread do not depend on it.
+TEST(ParallelThreshold, KernelsAtOrAboveItRunParallel) {
+  Graph g;
+  const Var x = g.input("x", {64, 8});  // 512 elements
+  const std::vector<Var> outs{sum_cols(tanh(x))};
+  Program p = lower(optimize(module_of(outs), {}));
+  plan_memory(p);
+  const auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string serial = render_cpu_source(p, 513), parallel = render_cpu_source(p, 512);
+  EXPECT_GT(count(serial, "#pragma omp parallel if(0)"), 0) << serial;
+  EXPECT_EQ(count(serial, "#pragma omp parallel if(1)"), 0) << serial;
+  EXPECT_EQ(count(parallel, "#pragma omp parallel if(0)"), 0) << parallel;
+  EXPECT_EQ(count(parallel, "#pragma omp parallel if(1)"), count(serial, "#pragma omp parallel"));
+  EXPECT_EQ(render_cpu_source(p), render_cpu_source(p, kParallelMinElements));
+
+  MatrixD values(64, 8);
+  for (Eigen::Index i = 0; i < values.size(); ++i) values.data()[i] = 0.01 * (i % 37) - 0.2;
+  std::vector<MatrixD> results;
+  for (std::int64_t threshold : {std::int64_t{512}, std::int64_t{1} << 40}) {
+    CompileOptions o = fresh_cache("threshold" + std::to_string(threshold));
+    o.cpu.parallel_min_elements = threshold;
+    Executable exe(outs, o);
+    exe.set("x", values);
+    exe.run();
+    results.push_back(exe.output(0));
+  }
+  if (const char* t = std::getenv("OMP_NUM_THREADS"); t && std::string(t) == "1")
+    EXPECT_TRUE((results[0] == results[1]).all());
+  EXPECT_TRUE(results[0].isApprox(results[1], 1e-6));
+}
+
 }  // namespace
 }  // namespace jetpde::compiler

@@ -21,18 +21,19 @@
 #include "compiler/cpu_compiler.h"
 #include "compiler/cuda/render_cuda.h"
 #include "compiler/program.h"
+#include "compiler/render_c.h"
 
 namespace jetpde::cudatest {
 
-inline constexpr const char* kEmulatorShim =
+inline constexpr const char* kEmulatorShimHead =
     R"(// Host emulation of the CUDA built-ins the kernels use.
 #include <cmath>
 #include <cstring>
 #include <vector>
 #include <ucontext.h>
-using std::exp; using std::log; using std::sin; using std::cos; using std::tanh;
-using std::sqrt; using std::pow; using std::atan;
-struct jp_dim3 { unsigned x, y, z; };
+)";
+
+inline constexpr const char* kEmulatorShim = R"(struct jp_dim3 { unsigned x, y, z; };
 static jp_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __device__
@@ -104,9 +105,11 @@ class EmulatedDevice {
   EmulatedDevice(compiler::Program program, const compiler::CudaRenderOptions& render,
                  const std::string& cache_dir)
       : p_(std::move(program)), source_(compiler::render_cuda_source(p_, render)) {
-    object_ =
-        compiler::build_shared_object(std::string(kEmulatorShim) + source_.kernels, {cache_dir, {}})
-            .object;
+    object_ = compiler::build_shared_object(std::string(kEmulatorShimHead) +
+                                                compiler::c_math_using_lines() + kEmulatorShim +
+                                                source_.kernels,
+                                            {cache_dir, {}})
+                  .object;
     launch_ = reinterpret_cast<Launcher>(object_->symbol("jp_emulate"));
     arena_.assign(static_cast<std::size_t>(source_.device_bytes()) + 64, 0);
     // NaN in the scratch: a partial sum read before it is written shows.

@@ -40,7 +40,8 @@ TEST_P(ParseErrors, MessageAndColumn) {
 }
 
 const char* const kFunctions =
-    "sin, cos, exp, log, tanh, sqrt, abs, atan, d, laplacian, grad, div, dot, vec";
+    "sin, cos, exp, log, tanh, sqrt, abs, atan, sinh, cosh, asin, acos, asinh, acosh, atanh, erf, "
+    "atan2, min, max, where, d, laplacian, grad, div, dot, vec";
 
 INSTANTIATE_TEST_SUITE_P(
     Language, ParseErrors,
@@ -51,9 +52,10 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"sin(u", 4, "unclosed '('"}, ErrorCase{"(u + 1", 1, "unclosed '('"},
         ErrorCase{"d(u, x", 2, "unclosed '('"}, ErrorCase{"u + 1)", 6, "unmatched ')'"},
         ErrorCase{"(u + nu u)", 9, "expected ')' to close the '(' at column 1, found 'u'"},
-        ErrorCase{"sinh(u)", 1,
-                  "unknown function 'sinh' (functions: sin, cos, exp, log, tanh, "
-                  "sqrt, abs, atan, d, laplacian, grad, div, dot, vec)"},
+        ErrorCase{"sech(u)", 1,
+                  "unknown function 'sech' (functions: sin, cos, exp, log, tanh, sqrt, abs, atan, "
+                  "sinh, cosh, asin, acos, asinh, acosh, atanh, erf, atan2, min, max, where, d, "
+                  "laplacian, grad, div, dot, vec)"},
         ErrorCase{"sin(u, x)", 1, "sin takes 1 argument, found 2"},
         ErrorCase{"exp()", 1, "exp takes 1 argument, found 0"},
         ErrorCase{"dot(n, grad(u), n)", 1, "dot takes 2 arguments, found 3"},
@@ -112,7 +114,21 @@ INSTANTIATE_TEST_SUITE_P(
                   "the normal n has no derivative: it is data given per boundary point"},
         ErrorCase{"div(n)", 5,
                   "the normal n has no derivative: it is data given per boundary "
-                  "point"}),
+                  "point"},
+        // the functions of autodiff/functions.h, conditions and where()
+        ErrorCase{"atan2(u)", 1, "atan2 takes 2 arguments, found 1"},
+        ErrorCase{"u + where(u > 0, u)", 5, "where takes 3 arguments, found 2"},
+        ErrorCase{"min(u, 1, 2)", 1, "min takes 2 arguments, found 3"},
+        ErrorCase{"max(u, grad(u))", 8, "max takes a scalar, but 'grad(u)' is a vector"},
+        ErrorCase{"where(0 < u < 1, u, 0)", 13,
+                  "comparisons do not chain: write 'a < b and b < c'"},
+        ErrorCase{"where(n <= 1, u, 0)", 7, "'<=' takes scalars, but 'n' is a vector"},
+        ErrorCase{"where(u > 0 and n, u, 0)", 13, "'and' takes scalars, but 'n' is a vector"},
+        ErrorCase{"where(not grad(u), u, 0)", 11, "'not' takes scalars, but 'grad(u)' is a vector"},
+        ErrorCase{"u + and", 5, "'and' is a logical operator, not a value (as in x > 0 and y < 1)"},
+        ErrorCase{"where(u > 0 or, u, 0)", 15, "expected an expression, found ','"},
+        ErrorCase{"where(u ! 0, u, 0)", 9, "unexpected character '!'"},
+        ErrorCase{"where(u >= 0, u, 0) = = 1", 23, "expected an expression, found '='"}),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
 TEST(ParseErrors, ExactFormatWithCaret) {
@@ -183,14 +199,14 @@ TEST(ContextErrors, Definitions) {
 TEST(ContextErrors, Declarations) {
   Context ctx = burgers_context();
   expect_user_error([&] { ctx.field("pi"); },
-                    "context: 'pi' is reserved by the expression language (pi, n, d and the "
-                    "functions)");
+                    "context: 'pi' is reserved by the expression language (pi, n, d, the "
+                    "functions, and, or, not)");
   expect_user_error([&] { ctx.constant("n", 1); },
-                    "context: 'n' is reserved by the expression language (pi, n, d and the "
-                    "functions)");
+                    "context: 'n' is reserved by the expression language (pi, n, d, the "
+                    "functions, and, or, not)");
   expect_user_error([&] { ctx.param("grad", 1); },
-                    "context: 'grad' is reserved by the expression language (pi, n, d and the "
-                    "functions)");
+                    "context: 'grad' is reserved by the expression language (pi, n, d, the "
+                    "functions, and, or, not)");
   expect_user_error([&] { ctx.coordinate("u"); }, "context: 'u' is already declared as a field");
   expect_user_error([&] { ctx.param("nu", 1); }, "context: 'nu' is already declared as a constant");
   expect_user_error([&] { ctx.field("2u"); },

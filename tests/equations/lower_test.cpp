@@ -164,6 +164,73 @@ TEST(Lower, ChainRuleFunctionsAndPowers) {
     EXPECT_LE(testing::relative_error(got[k], net.points(), want[k]), kTol) << texts[k];
 }
 
+// The functions of autodiff/functions.h, conditions and where(), through the chain rule, against
+// quad-precision references.
+TEST(Lower, FunctionsConditionsAndWhere) {
+  Context ctx;
+  ctx.field("u").coordinates({"x", "y"});
+  Network net(2, 1, 8, 21);
+  const std::vector<std::string> texts = {
+      "laplacian(sinh(u)) + cosh(x*y)",
+      "d(asin(u/4), x) + d(acos(u/4), y)",
+      "d(asinh(u), x, 2) + d(acosh(2 + u^2), y) + d(atanh(u/4), x)",
+      "laplacian(erf(u))",
+      "d(atan2(u, x + 2), x) + atan2(-1 - y*y, x) + atan2(y, -2)",
+      "where(x > 0 and u < 1 or not y >= 0, u_xx, -u) + min(u, x) + max(u_x, y)",
+      "d(where(x < 0, u^2, sin(u)), x, 2)",
+      "d(min(u, x*y), y) + d(max(u, x), x)",
+      "(x < y) + (x <= y) + (x > y) + (x >= y) + (x == x) + (x != y) + u*(1 > 2)",
+      "where(1 < 2, u, 2*u) - u + d(x > 0, x)",
+  };
+  const auto got = evaluate_all(net, ctx, texts, {});
+  auto d = [&](std::int64_t p, int i, int j) { return net.d(p, 0, {i, j}); };
+  auto x = [&](std::int64_t p) { return net.coordinate(p, 0); };
+  auto y = [&](std::int64_t p) { return net.coordinate(p, 1); };
+  const std::vector<std::function<Quad(std::int64_t)>> want = {
+      [&](auto p) {  // (sinh u)'' = cosh(u) u'' + sinh(u) u'^2 along each axis
+        const Quad u = d(p, 0, 0), ux = d(p, 1, 0), uy = d(p, 0, 1);
+        return coshq(u) * (d(p, 2, 0) + d(p, 0, 2)) + sinhq(u) * (ux * ux + uy * uy) +
+               coshq(x(p) * y(p));
+      },
+      [&](auto p) {
+        const Quad v = d(p, 0, 0) / 4, w = 1 / sqrtq(1 - v * v);
+        return w * d(p, 1, 0) / 4 - w * d(p, 0, 1) / 4;
+      },
+      [&](auto p) {
+        const Quad u = d(p, 0, 0), ux = d(p, 1, 0), v = 2 + u * u;
+        const Quad asinh_xx = d(p, 2, 0) / sqrtq(1 + u * u) - u * ux * ux / powq(1 + u * u, 1.5Q);
+        return asinh_xx + 2 * u * d(p, 0, 1) / sqrtq(v * v - 1) + (ux / 4) / (1 - u * u / 16);
+      },
+      [&](auto p) {  // (erf u)'' = g (u'' - 2 u u'^2), g = 2/sqrt(pi) exp(-u^2)
+        const Quad u = d(p, 0, 0), ux = d(p, 1, 0), uy = d(p, 0, 1);
+        const Quad g = 2 / sqrtq(M_PIq) * expq(-u * u);
+        return g * (d(p, 2, 0) + d(p, 0, 2)) - 2 * u * g * (ux * ux + uy * uy);
+      },
+      [&](auto p) {  // d atan2(u, X) = (X u' - u X') / (X^2 + u^2), X = x + 2
+        const Quad u = d(p, 0, 0), X = x(p) + 2;
+        return (X * d(p, 1, 0) - u) / (X * X + u * u) + atan2q(-1 - y(p) * y(p), x(p)) +
+               atan2q(y(p), -2);
+      },
+      [&](auto p) {
+        const Quad u = d(p, 0, 0), ux = d(p, 1, 0);
+        const bool c = (x(p) > 0 && u < 1) || !(y(p) >= 0);
+        return (c ? d(p, 2, 0) : -u) + fminq(u, x(p)) + fmaxq(ux, y(p));
+      },
+      [&](auto p) {
+        const Quad u = d(p, 0, 0), ux = d(p, 1, 0), uxx = d(p, 2, 0);
+        return x(p) < 0 ? 2 * ux * ux + 2 * u * uxx : -sinq(u) * ux * ux + cosq(u) * uxx;
+      },
+      [&](auto p) {
+        const Quad u = d(p, 0, 0);
+        return (u <= x(p) * y(p) ? d(p, 0, 1) : x(p)) + (x(p) <= u ? d(p, 1, 0) : Quad(1));
+      },
+      [&](auto) { return Quad(4); },
+      [&](auto) { return Quad(0); },
+  };
+  for (std::size_t k = 0; k < texts.size(); ++k)
+    EXPECT_LE(testing::relative_error(got[k], net.points(), want[k]), kTol) << texts[k];
+}
+
 // Two fields, as columns of one output and as separate nodes (swapped, to see that `fields`
 // overrides the columns).
 TEST(Lower, TwoFieldsAsColumnsOrSeparateNodes) {

@@ -2,6 +2,7 @@
 // and the core form that expansion makes of them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numbers>
 
 #include "equations/expr.h"
@@ -86,6 +87,18 @@ TEST(Parser, PrintRoundTrips) {
       {"u*(v + 1)", "u*(v + 1)"},
       {"sin(x)*cos(y) + exp(-t) - log(a) + tanh(u) + sqrt(b) + abs(v) + atan(x/y)",
        "sin(x)*cos(y) + exp(-t) - log(a) + tanh(u) + sqrt(b) + abs(v) + atan(x/y)"},
+      {"sinh(x) + cosh(y) + asin(a/c) + acos(u) + asinh(v) + acosh(c) + atanh(u/2) + erf(x)",
+       "sinh(x) + cosh(y) + asin(a/c) + acos(u) + asinh(v) + acosh(c) + atanh(u/2) + erf(x)"},
+      {"atan2(y, x) + min(u, v) + max(u, 1)", "atan2(y, x) + min(u, v) + max(u, 1)"},
+      {"where(x < 0, u, v)", "where(x < 0, u, v)"},
+      {"where(x<=0 and y>1 or not t>=2, u, 0)", "where(x <= 0 and y > 1 or not t >= 2, u, 0)"},
+      {"where(not (x < 0 or y != 0), 1, 2)", "where(not (x < 0 or y != 0), 1, 2)"},
+      {"where((x < 0 or y < 0) and t == 1, u, -u)", "where((x < 0 or y < 0) and t == 1, u, -u)"},
+      {"(x < 0) + (y == 1)*u", "(x < 0) + (y == 1)*u"},
+      {"-(x < 1) + (a < b) < c", "-(x < 1) + (a < b) < c"},
+      {"x < -1", "x < -1"},
+      {"x + 1 >= 2*y", "x + 1 >= 2*y"},
+      {"u = x > 0", "u - (x > 0)"},
       {"u_xt", "u_xt"},
       {"d(u, x)", "u_x"},
       {"d(u, x, 4)", "d(u, x, 4)"},
@@ -119,11 +132,21 @@ TEST(Parser, PrintRoundTrips) {
 // Precedence and associativity, against explicitly parenthesized forms.
 TEST(Parser, Precedence) {
   const std::pair<const char*, const char*> same[] = {
-      {"-x^2", "-(x^2)"},     {"a^b^c", "a^(b^c)"},
-      {"a-b-c", "(a-b)-c"},   {"a/b*c", "(a/b)*c"},
-      {"a/b/c", "(a/b)/c"},   {"-u*v", "(-u)*v"},
-      {"2^-1", "2^(-1)"},     {"a + b*c^2", "a + (b*(c^2))"},
-      {"-a^-b", "-(a^(-b))"}, {"u_t = u_x + 1", "u_t - (u_x + 1)"},
+      {"-x^2", "-(x^2)"},
+      {"a^b^c", "a^(b^c)"},
+      {"a-b-c", "(a-b)-c"},
+      {"a/b*c", "(a/b)*c"},
+      {"a/b/c", "(a/b)/c"},
+      {"-u*v", "(-u)*v"},
+      {"2^-1", "2^(-1)"},
+      {"a + b*c^2", "a + (b*(c^2))"},
+      {"-a^-b", "-(a^(-b))"},
+      {"u_t = u_x + 1", "u_t - (u_x + 1)"},
+      {"x < 1 and y > 2 or t == 0", "((x < 1) and (y > 2)) or (t == 0)"},
+      {"not x < 1 and y < 2", "(not (x < 1)) and (y < 2)"},
+      {"a or b and c", "a or (b and c)"},
+      {"x + 1 < 2*y", "(x + 1) < (2*y)"},
+      {"-x < 0", "(-x) < 0"},
   };
   for (const auto& [a, b] : same) EXPECT_EQ(expr_of(a), expr_of(b)) << a << " vs " << b;
   EXPECT_FALSE(expr_of("a-b-c") == expr_of("a-(b-c)"));
@@ -133,6 +156,32 @@ TEST(Parser, Precedence) {
   const Expr e = expr_of("-x^2");
   ASSERT_EQ(e->kind, ExprKind::neg);
   EXPECT_EQ(e->args[0]->kind, ExprKind::pow);
+}
+
+// Constant folding through the function records: values, conditions 1 and 0, where().
+TEST(Parser, ConstantFunctionsAndConditions) {
+  const std::pair<const char*, double> cases[] = {
+      {"where(1 < 2, 3, 4)", 3},
+      {"min(2, -1) + max(2, 5)", 4},
+      {"atan2(1, -1)", 3 * std::numbers::pi / 4},
+      {"atan2(-1, -1)", -3 * std::numbers::pi / 4},
+      {"(2 >= 2) + (1 != 1) + (not 0) + (1 == 1 and 0 or 0)", 2},
+      {"sinh(0.5) - cosh(0.5) + erf(0.25)", std::sinh(0.5) - std::cosh(0.5) + std::erf(0.25)},
+      {"asin(0.5) + acos(0.5) + asinh(2) + acosh(2) + atanh(0.5)",
+       std::asin(0.5) + std::acos(0.5) + std::asinh(2.0) + std::acosh(2.0) + std::atanh(0.5)},
+  };
+  for (const auto& [text, want] : cases) {
+    double v = 0;
+    ASSERT_TRUE(constant_value(expr_of(text), &v)) << text;
+    EXPECT_DOUBLE_EQ(v, want) << text;
+  }
+}
+
+// The new names are reserved; and, or, not are words of the language.
+TEST(Parser, FunctionNamesAndKeywordsAreReserved) {
+  for (const char* name : {"sinh", "erf", "atan2", "min", "max", "where", "and", "or", "not"})
+    EXPECT_TRUE(is_reserved(name)) << name;
+  EXPECT_FALSE(is_reserved("less"));  // a record's name, not a spelling of the language
 }
 
 TEST(Parser, ResolvesNames) {
@@ -195,6 +244,17 @@ TEST(Expand, CoreForms) {
       {"laplacian(3*u + v/2)", "3*laplacian(u) + laplacian(v)/2"},
       {"laplacian(u_t)", "u_xxt + u_yyt"},
       {"d(a, x) + u", "u"},
+      {"d(sinh(u), x)", "cosh(u)*u_x"},
+      {"d(cosh(u), x)", "sinh(u)*u_x"},
+      {"d(where(x < 0, u, 2), x)", "where(x < 0, u_x, 0)"},
+      {"d(where(x < 0, 3, 2), x) + u", "u"},
+      {"d(min(u, v), x)", "where(u <= v, u_x, v_x)"},
+      {"d(max(u, v), y)", "where(v <= u, u_y, v_y)"},
+      {"d(x < 0 and u > 1, x) + u", "u"},
+      {"d(where(n_x > 0, u, 0), x)", "where(n_x > 0, u_x, 0)"},
+      {"d(n_y < u, y) + u", "u"},
+      {"d(atan2(u, x), x)", "x/(u*u + x*x)*u_x + -u/(u*u + x*x)"},
+      {"d(erf(u), t)", "1.1283791670955126*exp(-(u*u))*u_t"},  // 2/sqrt(pi)
   };
   for (const auto& [a, b] : same) EXPECT_EQ(core_of(a), core_of(b)) << a << " vs " << b;
   const Expr lap = core_of("div(grad(u))");

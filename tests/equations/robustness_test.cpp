@@ -113,6 +113,13 @@ TEST(Robustness, LongChainsOfSignsAndPowersAreDepthErrors) {
                "nested more than 256 levels deep");
 }
 
+TEST(Robustness, LongChainsOfLogicalOperatorsAreDepthErrors) {
+  expect_error(repeat("not ", 100000) + "u > 0", 4 * kDepth + 1,
+               "nested more than 256 levels deep");
+  expect_error("u > 0" + repeat(" or u > 0", 10000), 0, "nested more than 256 levels deep");
+  expect_error("u > 0" + repeat(" and u > 0", 10000), 0, "nested more than 256 levels deep");
+}
+
 TEST(Robustness, TheDeepestAdmittedInputGoesThroughEverything) {
   EXPECT_NO_THROW(
       parse(repeat("(", kDepth - 1) + "u" + repeat(")", kDepth - 1), burgers_context()));

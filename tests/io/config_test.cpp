@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "geometry/stl.h"
 #include "io/config.h"
 #include "io/config_schema.h"
 #include "tests/support/user_error.h"
@@ -207,6 +208,99 @@ TEST(Config, DataSourcesFromCsv) {
             dir.string());
       },
       "test.yaml:23:13: reference.data.fields: 'w' is not a field of this problem");
+  fs::remove_all(dir);
+}
+
+TEST(Config, ConditionsAtFixedPoints) {
+  const std::string square = R"(geometry: {type: rectangle, min: [0, 0], max: [1, 1]}
+equations:
+  - expression: laplacian(u)
+conditions:
+  - kind: neumann
+  - kind: dirichlet
+    at: [[0, 0], [1, 0.5]]
+)";
+  const RunConfig c = from(square);
+  ASSERT_EQ(c.spec.conditions.size(), 2u);
+  EXPECT_EQ(c.spec.conditions[0].at.rows(), 0);
+  MatrixD expected(2, 2);
+  expected << 0, 0, 1, 0.5;
+  ASSERT_EQ(c.spec.conditions[1].at.rows(), 2);
+  EXPECT_TRUE((c.spec.conditions[1].at == expected).all());
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[0, 0]")); },
+                    "test.yaml:7:10: conditions[1].at[0]: expected a point (a list of numbers), "
+                    "got '0'");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0], [1]]")); },
+                    "test.yaml:7:18: conditions[1].at[1]: has 1 coordinates, point 1 has 2");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0], [1, b]]")); },
+                    "test.yaml:7:22: conditions[1].at[1][1]: 'b' is not a finite number");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0, 0]]")); },
+                    "test.yaml:7:9: conditions[1].at: the points `at` have 3 coordinates, the "
+                    "domain has 2 (x, y)");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[[0, 0], [2, 0.5]]")); },
+                    "test.yaml:7:9: conditions[1].at: point 2 (2, 0.5) lies outside the domain's "
+                    "bounds: x must be in [0, 1]");
+  expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[]")); },
+                    "test.yaml:7:9: conditions[1].at: no points (give at least one, or leave out "
+                    "`at`)");
+}
+
+TEST(Config, StlGeometry) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("jetpde-config-stl-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    // The unit cube, 12 triangles, outward.
+    std::ofstream stl(dir / "cube.stl");
+    stl << "solid cube\n";
+    const int faces[12][3][3] = {
+        {{0, 0, 0}, {0, 1, 0}, {1, 1, 0}}, {{0, 0, 0}, {1, 1, 0}, {1, 0, 0}},
+        {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}}, {{0, 0, 1}, {1, 1, 1}, {0, 1, 1}},
+        {{0, 0, 0}, {1, 0, 0}, {1, 0, 1}}, {{0, 0, 0}, {1, 0, 1}, {0, 0, 1}},
+        {{0, 1, 0}, {0, 1, 1}, {1, 1, 1}}, {{0, 1, 0}, {1, 1, 1}, {1, 1, 0}},
+        {{0, 0, 0}, {0, 0, 1}, {0, 1, 1}}, {{0, 0, 0}, {0, 1, 1}, {0, 1, 0}},
+        {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}}, {{1, 0, 0}, {1, 1, 1}, {1, 0, 1}}};
+    for (const auto& f : faces) {
+      stl << "facet normal 0 0 0\nouter loop\n";
+      for (const auto& v : f) stl << "vertex " << v[0] << " " << v[1] << " " << v[2] << "\n";
+      stl << "endloop\nendfacet\n";
+    }
+    stl << "endsolid cube\n";
+  }
+  const std::string text = R"(geometry:
+  type: difference
+  of:
+    - {type: stl, file: cube.stl}
+    - {type: sphere, center: [0.5, 0.5, 0.5], radius: 0.25}
+equations:
+  - expression: laplacian(u)
+)";
+  if (!geometry::stl_supported()) {
+    expect_user_error([&] { run_config_from_text(text, "test.yaml", dir.string()); },
+                      "test.yaml:4:25: geometry.of[0].file: stl '" + (dir / "cube.stl").string() +
+                          "': this jetpde was built without VTK (IOGeometry), which reads STL "
+                          "files; install libvtk9-dev (scripts/bootstrap.sh) and configure again");
+    fs::remove_all(dir);
+    return;
+  }
+  const RunConfig c = run_config_from_text(text, "test.yaml", dir.string());
+  EXPECT_EQ(c.spec.domain->dim(), 3);
+  EXPECT_GT(c.spec.domain->signed_distance(std::vector<double>{0.5, 0.5, 0.5}), 0.0);  // the hole
+  EXPECT_LT(c.spec.domain->signed_distance(std::vector<double>{0.1, 0.1, 0.1}), 0.0);
+  // The resolved config holds the absolute path, so that the run folder's copy finds the file.
+  EXPECT_EQ(c.resolved["geometry"]["of"][0]["file"].as<std::string>(), (dir / "cube.stl").string());
+  expect_user_error(
+      [&] {
+        run_config_from_text(replaced(text, "cube.stl", "none.stl"), "test.yaml", dir.string());
+      },
+      "test.yaml:4:25: geometry.of[0].file: stl '" + (dir / "none.stl").string() +
+          "': no such file");
+  expect_user_error(
+      [&] {
+        run_config_from_text(replaced(text, "{type: stl, file: cube.stl}", "{type: stl}"),
+                             "test.yaml", dir.string());
+      },
+      "test.yaml:4:14: geometry.of[0].file: missing (an stl geometry needs it)");
   fs::remove_all(dir);
 }
 

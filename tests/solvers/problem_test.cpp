@@ -305,5 +305,121 @@ TEST(Problem, AssemblyErrorsNameTheCondition) {
   }
 }
 
+// Pure Neumann data fix u only up to a constant; one fixed point (a corner) pins it. Exact:
+// u = x + y on the unit square, so du/dn = n_x + n_y, and u(0, 0) = 0.
+TEST(Problem, APointConditionPinsTheConstantOfANeumannProblem) {
+  ProblemSpec spec;
+  spec.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.context.fields({"u"}).coordinates({"x", "y"});
+  spec.equations = {"laplacian(u)"};
+  spec.interior_points = 128;
+  MatrixD corner(1, 2);
+  corner << 0, 0;
+  MatrixD sides(2, 2);
+  sides << 1, 0.5, 0.5, 1;  // on the faces x = 1 and y = 1: du/dn = 1 there
+  spec.conditions = {{.kind = Kind::neumann, .name = "upper", .value = "1", .points = 128},
+                     {.kind = Kind::dirichlet, .name = "pin", .value = "0", .at = corner},
+                     {.kind = Kind::neumann, .name = "two", .value = "1", .at = sides}};
+  spec.conditions[0].on = "x == 1 or y == 1";
+  spec.conditions.push_back(
+      {.kind = Kind::neumann, .on = "x == 0 or y == 0", .value = "-1", .points = 128});
+  spec.network.hidden = {16};
+  spec.sampling.method = geometry::SampleMethod::sobol;
+  Problem p(spec);
+  // The fixed points are bound as given, with the domain's outward normals, and kept when the
+  // other point sets are drawn again.
+  EXPECT_EQ(p.objective().inputs().at("condition1").rows(), 1);
+  const Bindings again = p.resample(5);
+  EXPECT_TRUE((again.at("condition1") == corner).all());
+  EXPECT_TRUE((again.at("condition2") == sides).all());
+  MatrixD normals(2, 2);
+  normals << 1, 0, 0, 1;
+  EXPECT_TRUE((again.at("condition2_normals") == normals).all());
+  Eigen::VectorXd theta = p.initial_theta(0);
+  Trainer t(p.objective(), stages(300, 500));
+  t.train(theta);
+  MatrixD probe(3, 2);
+  probe << 0, 0, 1, 1, 0.3, 0.6;
+  const MatrixD u = p.evaluate(theta, probe);
+  EXPECT_NEAR(u(0, 0), 0.0, 1e-2);
+  EXPECT_NEAR(u(1, 0), 2.0, 1e-2);
+  EXPECT_NEAR(u(2, 0), 0.9, 1e-2);
+}
+
+TEST(Problem, PointConditionErrors) {
+  ProblemSpec base;
+  base.domain = geometry::rectangle({0, 0}, {1, 1});
+  base.context.fields({"u"}).coordinates({"x", "y"});
+  base.equations = {"laplacian(u)"};
+  base.interior_points = 16;
+  base.network.hidden = {4};
+  const auto points = [](std::initializer_list<std::initializer_list<double>> rows) {
+    MatrixD m(static_cast<Eigen::Index>(rows.size()),
+              static_cast<Eigen::Index>(rows.begin()->size()));
+    Eigen::Index i = 0;
+    for (const auto& r : rows) {
+      Eigen::Index j = 0;
+      for (double v : r) m(i, j++) = v;
+      ++i;
+    }
+    return m;
+  };
+  const auto with = [&](Condition c) {
+    ProblemSpec s = base;
+    s.conditions = {std::move(c)};
+    return s;
+  };
+  expect_user_error(
+      [&] {
+        Problem{with({.kind = Kind::dirichlet, .at = points({{0, 0, 0}})})};
+      },
+      "condition 1 (dirichlet): the points `at` have 3 coordinates, the domain has 2 (x, y)");
+  expect_user_error(
+      [&] {
+        Problem{with({.kind = Kind::dirichlet, .on = "left", .at = points({{0, 0}})})};
+      },
+      "condition 1 (dirichlet): give either `on` (a boundary piece) or `at` (points), not both");
+  expect_user_error(
+      [&] {
+        Problem{with({.kind = Kind::dirichlet, .at = points({{0, 0}, {0.5, 1.5}})})};
+      },
+      "condition 1 (dirichlet): point 2 (0.5, 1.5) lies outside the domain's bounds: y must be in "
+      "[0, 1]");
+  expect_user_error(
+      [&] {
+        Problem{with({.kind = Kind::periodic, .at = points({{0, 0}})})};
+      },
+      "condition 1 (periodic): `at` (fixed points) is for dirichlet, neumann, robin "
+      "and residual conditions, not periodic");
+  {
+    ProblemSpec s = with({.kind = Kind::dirichlet, .at = points({{0.05, 0.05}})});
+    s.domain = geometry::subtract(geometry::rectangle({0, 0}, {1, 1}), geometry::disk({0, 0}, 0.2));
+    try {
+      Problem{s};
+      ADD_FAILURE() << "no error for a point in the hole";
+    } catch (const UserError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("condition 1 (dirichlet): point 1 (0.05, 0.05) lies "
+                                            "outside difference(",
+                                            0),
+                0u)
+          << e.what();
+    }
+  }
+  // A corner asked for as a piece has measure zero: the message points at `at`.
+  try {
+    Problem{with({.kind = Kind::dirichlet, .on = "x == 0 and y == 0"})};
+    ADD_FAILURE() << "no error for a corner piece";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("condition 1 (dirichlet): boundary piece 'x == 0 and y == 0' of rectangle"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("is empty"), std::string::npos) << what;
+    EXPECT_NE(what.find("give the points as `at: [[x, y], ...]` instead of `on`"),
+              std::string::npos)
+        << what;
+  }
+}
+
 }  // namespace
 }  // namespace jetpde::solvers

@@ -248,6 +248,61 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
                     "trainer: cannot resume from this checkpoint: it is in stage 8 of 2");
 }
 
+// Stop conditions end a run after a whole step, with a checkpoint of that step: an interrupt
+// flag (what a SIGTERM handler sets), a time budget, a target validation error. On the last step
+// the run has finished anyway.
+TEST(Trainer, StopConditionsEndAfterAStepWithACheckpoint) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const auto train = [&](const StopConditions& stop, int flag_at, std::vector<int>* saved,
+                         bool validate) {
+    volatile std::sig_atomic_t flag = 0;
+    StopConditions s = stop;
+    s.interrupt = &flag;
+    Trainer trainer(obj, {{.name = "adam", .steps = 50, .adam = {.schedule = {.lr = 1e-3}}}});
+    trainer.stop_when(s);
+    trainer.on_step([&](const StepInfo& info) {
+      if (info.step == flag_at) flag = 1;
+      return true;
+    });
+    if (validate)
+      trainer.validate_every(5, [&](const Eigen::VectorXd&) {
+        return Metrics{{"rel_l2", 1.0 / static_cast<double>(trainer.history().size() + 1)}};
+      });
+    trainer.checkpoint_every(20, [&](const TrainerState& st) { saved->push_back(st.step); });
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(3));
+    return trainer.train(theta);
+  };
+  std::vector<int> saved;
+  TrainResult r = train({}, 13, &saved, false);
+  EXPECT_EQ(r.status, TrainResult::Status::interrupted);
+  EXPECT_EQ(r.steps, 13);
+  EXPECT_EQ(r.message, "stage 'adam': interrupted after step 13");
+  EXPECT_EQ(saved, (std::vector<int>{13}));
+  EXPECT_STREQ(status_name(r.status), "interrupted");
+  saved.clear();
+  r = train({}, 50, &saved, false);  // on the last step: finished
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  saved.clear();
+  r = train({.max_seconds = 1e-9}, 0, &saved, false);
+  EXPECT_EQ(r.status, TrainResult::Status::time_limit);
+  EXPECT_EQ(r.steps, 1);
+  EXPECT_EQ(saved, (std::vector<int>{1}));
+  saved.clear();
+  // rel_l2 = 1 / step at steps 5, 10, ...: 0.05 at step 20 is not below 0.05, 0.04 at 25 is.
+  r = train({.target_error = 0.05}, 0, &saved, true);
+  EXPECT_EQ(r.status, TrainResult::Status::target_reached);
+  EXPECT_EQ(r.steps, 25);
+  EXPECT_EQ(r.message, "stage 'adam': rel_l2 0.04 is below the target 0.05 at step 25");
+  EXPECT_EQ(saved, (std::vector<int>{20, 25}));
+  expect_user_error([&] { train({.target_error = 0.05}, 0, &saved, false); },
+                    "trainer: a target error needs a validation (validate_every)");
+  Trainer t(obj, {{.steps = 1}});
+  expect_user_error([&] { t.stop_when({.max_seconds = -1}); },
+                    "trainer: the time budget must not be negative");
+}
+
 TEST(Trainer, BadConfiguration) {
   Graph g(DType::f64);
   const Var a = g.param("a", {1, 1});

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "autodiff/functions.h"
 #include "autodiff/interpreter.h"
 #include "autodiff/ops.h"
 
@@ -113,6 +114,28 @@ inline Row unary_row(const char* name, Op op, double lo, double hi, std::functio
           elementwise([g](const std::vector<double>& x) { return g(x[0]); })};
 }
 
+// A row for a function record of autodiff/functions.h, against an independent reference.
+template <class R, class G>
+inline Row function_row(std::vector<Shape> shapes, double lo, double hi, G reference) {
+  return {R::name,
+          R::op,
+          std::move(shapes),
+          lo,
+          hi,
+          [](std::span<const Var> a) { return functions::call_span<R>(a); },
+          elementwise([reference](const std::vector<double>& x) {
+            return [&]<std::size_t... I>(std::index_sequence<I...>) { return reference(x[I]...); }
+            (std::make_index_sequence<R::arity>{});
+          })};
+}
+
+// atan2 by quadrants from atan.
+inline double atan2_reference(double y, double x) {
+  const double a = std::atan(y / x);
+  if (x > 0) return a;
+  return y >= 0 ? a + M_PI : a - M_PI;
+}
+
 inline std::vector<Row> table() {
   const Shape m{3, 4}, row{1, 4}, column{3, 1};
   auto sigmoid_ref = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
@@ -170,6 +193,30 @@ inline std::vector<Row> table() {
       unary_row(
           "atan", Op::Atan, -2, 2, [](Var a) { return atan(a); },
           [](double x) { return std::atan(x); }),
+      function_row<functions::Sinh>({m}, -2, 2,
+                                    [](double x) { return (std::exp(x) - std::exp(-x)) / 2; }),
+      function_row<functions::Cosh>({m}, -2, 2,
+                                    [](double x) { return (std::exp(x) + std::exp(-x)) / 2; }),
+      function_row<functions::Asin>({m}, -0.9, 0.9,
+                                    [](double x) { return std::atan(x / std::sqrt(1 - x * x)); }),
+      function_row<functions::Acos>(
+          {m}, -0.9, 0.9, [](double x) { return M_PI / 2 - std::atan(x / std::sqrt(1 - x * x)); }),
+      function_row<functions::Asinh>({m}, -2, 2,
+                                     [](double x) { return std::log(x + std::sqrt(x * x + 1)); }),
+      function_row<functions::Acosh>({m}, 1.2, 3,
+                                     [](double x) { return std::log(x + std::sqrt(x * x - 1)); }),
+      function_row<functions::Atanh>({m}, -0.8, 0.8,
+                                     [](double x) { return 0.5 * std::log((1 + x) / (1 - x)); }),
+      function_row<functions::Erf>({m}, -2, 2, [](double x) { return 1 - std::erfc(x); }),
+      function_row<functions::Atan2>({m, row}, -2, 2, atan2_reference),
+      function_row<functions::Less>({m, row}, -2, 2,
+                                    [](double a, double b) { return a < b ? 1.0 : 0.0; }),
+      function_row<functions::LessEqual>({column, m}, -2, 2,
+                                         [](double a, double b) { return a <= b ? 1.0 : 0.0; }),
+      function_row<functions::Equal>({m, m}, -2, 2,
+                                     [](double a, double b) { return a == b ? 1.0 : 0.0; }),
+      function_row<functions::NotEqual>({m, row}, -2, 2,
+                                        [](double a, double b) { return a != b ? 1.0 : 0.0; }),
       unary_row(
           "pow", Op::PowC, 0.5, 2, [](Var a) { return pow(a, 2.5); },
           [](double x) { return std::pow(x, 2.5); }),

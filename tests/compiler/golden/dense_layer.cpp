@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <omp.h>
-using std::exp; using std::log; using std::sin; using std::cos; using std::tanh;
-using std::sqrt; using std::pow; using std::atan;
+using std::exp; using std::log; using std::sin; using std::cos; using std::tanh; using std::sqrt;
+using std::atan; using std::sinh; using std::cosh; using std::asin; using std::acos;
+using std::asinh; using std::acosh; using std::atanh; using std::erf; using std::atan2;
+using std::pow;
 static inline float jp_bf16(float x) {
   unsigned u; std::memcpy(&u, &x, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) return x;
