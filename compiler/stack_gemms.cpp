@@ -98,21 +98,107 @@ class Stacker {
     }
   }
 
-  Var build(NodeId id) {
-    Var& slot = mapped_[static_cast<std::size_t>(id)];
-    if (slot.id >= 0) return slot;
-    const Node n = node(id);
-    Var result;
+  bool built(NodeId id) const { return mapped_[static_cast<std::size_t>(id)].id >= 0; }
+
+  // A node being built: the nodes it needs first, in order, then (for a gradient sum) the terms
+  // added one by one after its stacked GEMM.
+  struct Frame {
+    enum class Kind { plain, member, gradient } kind = Kind::plain;
+    NodeId id = -1;
+    std::vector<NodeId> needs;
+    std::size_t next = 0;
+    std::vector<NodeId> products, rest;  // gradient
+    Var sum;
+    bool stacked = false;
+    std::size_t next_rest = 0;
+  };
+
+  Frame start(NodeId id) {
+    Frame f;
+    f.id = id;
+    const Node& n = node(id);
     if (group_of_[static_cast<std::size_t>(id)] >= 0) {
-      result = build_member(id);
-    } else if (n.op == Op::Add && gradient_sum(id, &result)) {
+      f.kind = Frame::Kind::member;
+      const int group = group_of_[static_cast<std::size_t>(id)];
+      if (!stacked_.contains(group)) {
+        const std::vector<NodeId> members = sorted_members(group);
+        for (NodeId m : members) f.needs.push_back(node(m).args[0]);
+        f.needs.push_back(node(members[0]).args[1]);
+      }
+    } else if (n.op == Op::Add && gradient_terms(id, &f.products, &f.rest)) {
+      f.kind = Frame::Kind::gradient;
+      for (NodeId p : f.products) {
+        f.needs.push_back(node(p).args[0]);
+        f.needs.push_back(node(p).args[1]);
+      }
     } else {
-      std::vector<Var> args;
-      for (NodeId a : n.args) args.push_back(build(a));
-      result = copy_node(*target_, n, args);
+      f.needs = n.args;
     }
-    mapped_[static_cast<std::size_t>(id)] = result;
-    return result;
+    return f;
+  }
+
+  // Advances `f`: true when its node is built, else false with the node it needs next.
+  bool step(Frame& f, NodeId* need) {
+    for (; f.next < f.needs.size(); ++f.next)
+      if (!built(f.needs[f.next])) {
+        *need = f.needs[f.next];
+        return false;
+      }
+    Var result;
+    switch (f.kind) {
+      case Frame::Kind::plain: {
+        const Node n = node(f.id);
+        std::vector<Var> args;
+        for (NodeId a : n.args) args.push_back(build(a));
+        result = copy_node(*target_, n, args);
+        break;
+      }
+      case Frame::Kind::member:
+        result = build_member(f.id);
+        break;
+      case Frame::Kind::gradient:
+        if (!f.stacked) {
+          f.sum = stacked_gradient(f.products);
+          f.stacked = true;
+        }
+        for (; f.next_rest < f.rest.size(); ++f.next_rest) {
+          if (!built(f.rest[f.next_rest])) {
+            *need = f.rest[f.next_rest];
+            return false;
+          }
+          f.sum = add(f.sum, build(f.rest[f.next_rest]));
+        }
+        result = f.sum;
+        break;
+    }
+    mapped_[static_cast<std::size_t>(f.id)] = result;
+    return true;
+  }
+
+  // The node's replacement. Not recursive (a Taylor graph of order 100 is thousands of nodes
+  // deep): a stack of frames builds each node's operands first, in the order a depth-first
+  // recursion would, so the graph built is the same node for node.
+  Var build(NodeId root) {
+    if (built(root)) return mapped_[static_cast<std::size_t>(root)];
+    std::vector<Frame> stack;
+    stack.push_back(start(root));
+    while (!stack.empty()) {
+      NodeId need = -1;
+      if (step(stack.back(), &need)) {
+        stack.pop_back();
+      } else {
+        stack.push_back(start(need));
+      }
+    }
+    return mapped_[static_cast<std::size_t>(root)];
+  }
+
+  std::vector<NodeId> sorted_members(int group) const {
+    std::vector<NodeId> members = groups_[static_cast<std::size_t>(group)];
+    std::sort(members.begin(), members.end(), [&](NodeId a, NodeId b) {
+      return order_key(node(a).args[0]) < order_key(node(b).args[0]);
+    });
+    return members;
   }
 
   // A member of a forward group: the slice of the group's stacked GEMM.
@@ -120,10 +206,7 @@ class Stacker {
     const int group = group_of_[static_cast<std::size_t>(id)];
     auto it = stacked_.find(group);
     if (it == stacked_.end()) {
-      std::vector<NodeId> members = groups_[static_cast<std::size_t>(group)];
-      std::sort(members.begin(), members.end(), [&](NodeId a, NodeId b) {
-        return order_key(node(a).args[0]) < order_key(node(b).args[0]);
-      });
+      const std::vector<NodeId> members = sorted_members(group);
       std::vector<Var> lhs;
       for (NodeId m : members) lhs.push_back(build(node(m).args[0]));
       const Node& first = node(members[0]);
@@ -146,8 +229,11 @@ class Stacker {
     return {it == partner_.end() ? lhs : it->second, lhs};
   }
 
-  // Σ_i a_iᵀ b_i inside a sum of single-use additions: one GEMM over stacked rows.
-  bool gradient_sum(NodeId root, Var* result) {
+  // Σ_i a_iᵀ b_i inside a sum of single-use additions: one GEMM over stacked rows. False when
+  // fewer than two products stack; else their matmuls (`products`) and the other terms (`rest`),
+  // each in the order they are built.
+  bool gradient_terms(NodeId root, std::vector<NodeId>* products_out,
+                      std::vector<NodeId>* rest_out) const {
     std::vector<NodeId> terms, stack{root};
     while (!stack.empty()) {
       const NodeId id = stack.back();
@@ -172,16 +258,20 @@ class Stacker {
     if (products.size() < 2) return false;
     std::sort(products.begin(), products.end(),
               [&](NodeId a, NodeId b) { return node(a).args[0] < node(b).args[0]; });
+    std::sort(rest.begin(), rest.end());
+    *products_out = std::move(products);
+    *rest_out = std::move(rest);
+    return true;
+  }
+
+  // concat_rows(a_i)ᵀ concat_rows(b_i) of the products, whose operands are built.
+  Var stacked_gradient(const std::vector<NodeId>& products) {
     std::vector<Var> lhs, rhs;
     for (NodeId p : products) {
       lhs.push_back(build(node(p).args[0]));
       rhs.push_back(build(node(p).args[1]));
     }
-    Var sum = matmul(concat_rows(lhs), concat_rows(rhs), true, false);
-    std::sort(rest.begin(), rest.end());
-    for (NodeId r : rest) sum = add(sum, build(r));
-    *result = sum;
-    return true;
+    return matmul(concat_rows(lhs), concat_rows(rhs), true, false);
   }
 
   const Module& in_;

@@ -1,10 +1,12 @@
 // Expr nodes: factories, structural equality, printing back to the language, constant values.
 #include "equations/expr.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
 #include "autodiff/errors.h"
+#include "equations/limits.h"
 
 namespace jetpde::equations {
 
@@ -12,7 +14,15 @@ const char* function_name(Function f) {
   return functions::infos().at(static_cast<std::size_t>(f)).name;
 }
 
-Expr Expr::make(ExprNode node) { return Expr(std::make_shared<const ExprNode>(std::move(node))); }
+Expr Expr::make(ExprNode node) {
+  node.depth = 1;
+  node.size = 1;
+  for (const Expr& a : node.args) {
+    node.depth = std::max(node.depth, a->depth + 1);
+    node.size = std::min(node.size + a->size, ExprNode::kSizeSaturation);
+  }
+  return Expr(std::make_shared<const ExprNode>(std::move(node)));
+}
 
 Expr Expr::number(double value, int column) {
   ExprNode n;
@@ -245,18 +255,30 @@ std::string call_text(const std::string& name, const std::vector<Expr>& args) {
   return s + ")";
 }
 
+// The operators down the left side of a chain of one precedence: 2 for (a + b) - c.
+int left_run(const Expr& e, int prec) {
+  int n = 0;
+  for (const Expr* x = &e; precedence(*x) == prec; x = &(*x)->args[0]) ++n;
+  return n;
+}
+
+// The parser combines a chain of more than limits::kChainRun operands as a balanced tree of runs
+// (equations/limits.h); a left operand whose own chain is that long is put in parentheses, so
+// that the text parses back to the same tree.
+bool run_ends(const Expr& a, int prec) { return left_run(a, prec) >= limits::kChainRun; }
+
 std::string binary_text(const ExprNode& n) {
   const Expr &a = n.args[0], &b = n.args[1];
   const int pa = precedence(a), pb = precedence(b);
   switch (n.kind) {
     case ExprKind::add:
-      return wrap(a, pa < 1) + " + " + wrap(b, pb <= 1);
+      return wrap(a, pa < 1 || run_ends(a, 1)) + " + " + wrap(b, pb <= 1);
     case ExprKind::sub:
-      return wrap(a, pa < 1) + " - " + wrap(b, pb <= 1);
+      return wrap(a, pa < 1 || run_ends(a, 1)) + " - " + wrap(b, pb <= 1);
     case ExprKind::mul:
-      return wrap(a, pa < 2) + "*" + wrap(b, pb <= 2);
+      return wrap(a, pa < 2 || run_ends(a, 2)) + "*" + wrap(b, pb <= 2);
     case ExprKind::div:
-      return wrap(a, pa < 2) + "/" + wrap(b, pb <= 2);
+      return wrap(a, pa < 2 || run_ends(a, 2)) + "/" + wrap(b, pb <= 2);
     case ExprKind::pow:  // right-associative; the exponent may carry a unary minus
       return wrap(a, pa <= 4) + "^" + wrap(b, pb < 3);
     default:

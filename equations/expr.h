@@ -116,6 +116,12 @@ struct ExprNode {
   std::vector<Expr> args;
   int column = 0;       // 1-based source column; 0 when synthesized
   bool vector = false;  // a vector-valued node
+  // Set by the factories: the longest path to a leaf (a leaf has depth 1), and the number of
+  // nodes of the tree as written out (shared subtrees counted each time), saturating at
+  // kSizeSaturation. The parser and expand() bound both (equations/limits.h).
+  int depth = 1;
+  std::int64_t size = 1;
+  static constexpr std::int64_t kSizeSaturation = std::int64_t{1} << 40;
 };
 
 // The value of an expression made only of numbers, constants (pi included), arithmetic and

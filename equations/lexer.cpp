@@ -74,6 +74,17 @@ TokenKind operator_kind(char c) {
   }
 }
 
+// "unexpected character '$'"; control characters by their code ("a NUL byte (0x00)"), since
+// they would not show (and a NUL would end the message where it is printed as a C string).
+std::string unexpected_character(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u != 0x7f) return "unexpected character '" + std::string(1, c) + "'";
+  static const char* const hex = "0123456789abcdef";
+  const std::string code = std::string("0x") + hex[u >> 4] + hex[u & 15];
+  return u == 0 ? "unexpected NUL byte (0x00) in the expression"
+                : "unexpected control character " + code;
+}
+
 }  // namespace
 
 std::vector<Token> lex(const detail::Source& source) {
@@ -98,8 +109,7 @@ std::vector<Token> lex(const detail::Source& source) {
       tokens.push_back({operator_kind(c), std::string(1, c), 0.0, static_cast<int>(i) + 1});
       ++i;
     } else {
-      detail::fail(source, static_cast<int>(i) + 1,
-                   "unexpected character '" + std::string(1, c) + "'");
+      detail::fail(source, static_cast<int>(i) + 1, unexpected_character(c));
     }
   }
   tokens.push_back({TokenKind::end, "", 0.0, static_cast<int>(t.size()) + 1});

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
@@ -65,9 +66,46 @@ class Lowerer {
                       "); build it with plan_for()");
   }
 
+  // Once per node: the core form is a DAG whose shared subexpressions become shared graph nodes.
   Var lower(const Expr& e) {
+    if (auto it = lowered_.find(&*e); it != lowered_.end()) return it->second;
+    const Var v = lower_node(e);
+    lowered_.emplace(&*e, v);
+    return v;
+  }
+
+  // constant_value(), tried only where the node is made of constants (memoized, so that a DAG's
+  // shared subexpressions are looked at once).
+  bool constant(const Expr& e, double* value) {
+    auto it = constant_.find(&*e);
+    if (it == constant_.end()) {
+      bool maybe = false;
+      switch (e->kind) {
+        case ExprKind::number:
+        case ExprKind::constant:
+          maybe = true;
+          break;
+        case ExprKind::neg:
+        case ExprKind::call:
+        case ExprKind::add:
+        case ExprKind::sub:
+        case ExprKind::mul:
+        case ExprKind::div:
+        case ExprKind::pow:
+          maybe = std::all_of(e->args.begin(), e->args.end(),
+                              [&](const Expr& a) { return constant(a, value); });
+          break;
+        default:
+          break;
+      }
+      it = constant_.emplace(&*e, maybe).first;
+    }
+    return it->second && constant_value(e, value);
+  }
+
+  Var lower_node(const Expr& e) {
     double c = 0.0;
-    if (constant_value(e, &c)) return g().scalar(c);
+    if (constant(e, &c)) return g().scalar(c);
     switch (e->kind) {
       case ExprKind::param:
         return g().param(in_.param_prefix + e->name, {1, 1});
@@ -100,8 +138,8 @@ class Lowerer {
   // + - * / with a constant operand as a scale or shift (no [1,1] node).
   Var arithmetic(const Expr& e) {
     double ca = 0.0, cb = 0.0;
-    const bool a_const = constant_value(e->args[0], &ca);
-    const bool b_const = constant_value(e->args[1], &cb);
+    const bool a_const = constant(e->args[0], &ca);
+    const bool b_const = constant(e->args[1], &cb);
     const Var a = a_const ? Var{} : lower(e->args[0]);
     const Var b = b_const ? Var{} : lower(e->args[1]);
     switch (e->kind) {
@@ -119,7 +157,7 @@ class Lowerer {
   Var power(const Expr& e) {
     const Var a = lower(e->args[0]);
     double c = 0.0;
-    if (!constant_value(e->args[1], &c)) return exp(lower(e->args[1]) * log(a));
+    if (!constant(e->args[1], &c)) return exp(lower(e->args[1]) * log(a));
     if (c == std::floor(c) && std::abs(c) <= 64) {
       const auto k = static_cast<long>(c);
       if (k == 0) return broadcast(g().scalar(1.0), a.shape());
@@ -223,6 +261,8 @@ class Lowerer {
   const LowerInputs& in_;
   Taylor& taylor_;
   std::int64_t rows_ = 0;
+  std::unordered_map<const ExprNode*, Var> lowered_;
+  std::unordered_map<const ExprNode*, bool> constant_;  // whether made of constants only
 };
 
 }  // namespace

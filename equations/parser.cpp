@@ -10,6 +10,7 @@
 #include "autodiff/errors.h"
 #include "equations/expand.h"
 #include "equations/lexer.h"
+#include "equations/limits.h"
 
 namespace jetpde::equations {
 
@@ -85,6 +86,65 @@ std::string plural(std::size_t count, const std::string& word) {
   return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
 }
 
+// An expression quoted in a message: its text, cut after 100 characters.
+std::string shown(const Expr& e) {
+  std::string s = e.str();
+  if (s.size() > 100) s = s.substr(0, 97) + "...";
+  return s;
+}
+
+std::string depth_message() {
+  return "the expression is nested more than " + std::to_string(limits::kMaxDepth) +
+         " levels deep here (parentheses, function calls, signs, powers and definitions each add "
+         "levels); the limit is " +
+         std::to_string(limits::kMaxDepth);
+}
+
+std::string size_message() {
+  return "the expression has more than " + std::to_string(limits::kMaxNodes) +
+         " nodes here (definitions count where they are used); the limit is " +
+         std::to_string(limits::kMaxNodes);
+}
+
+using limits::kChainRun;
+
+// The inverse of a chain operator: '-' for '+', '/' for '*' and back.
+ExprKind inverse(ExprKind k) {
+  switch (k) {
+    case ExprKind::add:
+      return ExprKind::sub;
+    case ExprKind::sub:
+      return ExprKind::add;
+    case ExprKind::mul:
+      return ExprKind::div;
+    default:
+      return ExprKind::mul;
+  }
+}
+bool inverting(ExprKind k) { return k == ExprKind::sub || k == ExprKind::div; }
+
+// A chain of runs: runs[0] op[1] runs[1] op[2] runs[2] ..., where each run is a left-to-right
+// chain whose operators are relative to its first operand (a - (b - c) for a - b + c).
+struct Chain {
+  std::vector<Expr> runs;
+  std::vector<ExprKind> ops;  // ops[i] joins runs[i] to what precedes it (ops[0] unused)
+  std::vector<int> columns;   // the operator's column
+  Expr run;                   // the run being built
+  ExprKind run_op = ExprKind::add;
+  int run_column = 0;
+  int run_length = 0;
+  std::int64_t size = 0;  // nodes of the whole chain
+
+  // Combines runs [lo, hi) as a balanced tree; `flip` inverts the operators between them.
+  Expr build(std::size_t lo, std::size_t hi, bool flip) const {
+    if (hi - lo == 1) return runs[lo];
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const ExprKind op = flip ? inverse(ops[mid]) : ops[mid];
+    return Expr::binary(op, build(lo, mid, flip), build(mid, hi, flip != inverting(op)),
+                        columns[mid]);
+  }
+};
+
 class Parser {
  public:
   Parser(const Source& source, const Context& ctx)
@@ -156,11 +216,12 @@ class Parser {
   // negation := 'not' negation | comparison
   Expr negation() {
     if (!is_keyword(peek(), "not")) return comparison();
+    const DepthGuard guard(*this);
     const Token op = next();
     const int column = peek().column;
     Expr a = negation();
     want_scalar(op, a, column);
-    return Expr::call(operator_function(op.text), std::move(a), op.column);
+    return checked(Expr::call(operator_function(op.text), std::move(a), op.column), op.column);
   }
 
   // comparison := sum [ ('<' | '<=' | '>' | '>=' | '==' | '!=') sum ]: 1 where it holds, else 0
@@ -176,57 +237,95 @@ class Parser {
     if (peek().kind == TokenKind::compare)
       fail(source_, peek().column,
            "comparisons do not chain: write 'a " + op.text + " b and b " + peek().text + " c'");
-    return Expr::call(operator_function(op.text), {std::move(e), std::move(rhs)}, op.column);
+    return checked(
+        Expr::call(operator_function(op.text), {std::move(e), std::move(rhs)}, op.column),
+        op.column);
   }
 
   Expr logical(const Token& op, Expr a, Expr b) {
     for (const Expr* e : {&a, &b})
       if ((*e)->vector)
         fail(source_, op.column,
-             "'" + op.text + "' takes scalars, but '" + e->str() + "' is a vector");
-    return Expr::call(operator_function(op.text), {std::move(a), std::move(b)}, op.column);
+             "'" + op.text + "' takes scalars, but '" + shown(*e) + "' is a vector");
+    return checked(Expr::call(operator_function(op.text), {std::move(a), std::move(b)}, op.column),
+                   op.column);
   }
 
   void want_scalar(const Token& op, const Expr& e, int column) {
     if (e->vector)
-      fail(source_, column, "'" + op.text + "' takes scalars, but '" + e.str() + "' is a vector");
+      fail(source_, column, "'" + op.text + "' takes scalars, but '" + shown(e) + "' is a vector");
   }
 
   // sum := term { ('+' | '-') term }
   Expr sum() {
-    Expr e = term();
+    Chain chain;
+    chain.run = term();
     while (peek().kind == TokenKind::plus || peek().kind == TokenKind::minus) {
       const Token op = next();
       Expr rhs = term();
       const bool add = op.kind == TokenKind::plus;
-      check_same_rank(e, rhs, op.column, add ? "add" : "subtract", op.text);
-      e = Expr::binary(add ? ExprKind::add : ExprKind::sub, std::move(e), std::move(rhs),
-                       op.column);
+      check_same_rank(chain.run, rhs, op.column, add ? "add" : "subtract", op.text);
+      extend(chain, add ? ExprKind::add : ExprKind::sub, std::move(rhs), op.column);
     }
-    return e;
+    return finish(chain);
   }
 
   // term := unary { ('*' | '/') unary }
   Expr term() {
-    Expr e = unary();
+    Chain chain;
+    chain.run = unary();
+    bool vector = chain.run->vector;  // of the whole chain
     while (peek().kind == TokenKind::star || peek().kind == TokenKind::slash) {
       const Token op = next();
       Expr rhs = unary();
-      if (op.kind == TokenKind::star && e->vector && rhs->vector)
+      if (op.kind == TokenKind::star && vector && rhs->vector)
         fail(source_, op.column, "cannot multiply two vectors; use dot(v, w)");
       if (op.kind == TokenKind::slash && rhs->vector)
-        fail(source_, op.column, "cannot divide by a vector ('" + rhs.str() + "')");
-      e = Expr::binary(op.kind == TokenKind::star ? ExprKind::mul : ExprKind::div, std::move(e),
-                       std::move(rhs), op.column);
+        fail(source_, op.column, "cannot divide by a vector ('" + shown(rhs) + "')");
+      vector = vector || rhs->vector;
+      extend(chain, op.kind == TokenKind::star ? ExprKind::mul : ExprKind::div, std::move(rhs),
+             op.column);
     }
-    return e;
+    return finish(chain);
+  }
+
+  // Appends `op rhs` to a chain: to the current run, or as the first operand of a new one. A run
+  // of a product starts only at a '*': inverting the operators of a run that starts at a '/'
+  // would put a vector factor in a denominator (x/2*grad(u) is not x/(2/grad(u)) as a tree).
+  void extend(Chain& chain, ExprKind op, Expr rhs, int column) {
+    if (chain.size == 0) chain.size = chain.run->size;
+    chain.size += rhs->size + 1;
+    if (chain.size > limits::kMaxNodes) fail(source_, column, size_message());
+    if (chain.run_length + 1 < kChainRun || op == ExprKind::div) {
+      ++chain.run_length;
+      const ExprKind k = inverting(chain.run_op) ? inverse(op) : op;
+      chain.run = checked(Expr::binary(k, std::move(chain.run), std::move(rhs), column), column);
+      return;
+    }
+    chain.runs.push_back(std::move(chain.run));
+    chain.ops.push_back(chain.run_op);
+    chain.columns.push_back(chain.run_column);
+    chain.run = std::move(rhs);
+    chain.run_op = op;
+    chain.run_column = column;
+    chain.run_length = 0;
+  }
+
+  Expr finish(Chain& chain) {
+    if (chain.runs.empty()) return std::move(chain.run);
+    chain.runs.push_back(std::move(chain.run));
+    chain.ops.push_back(chain.run_op);
+    chain.columns.push_back(chain.run_column);
+    Expr e = chain.build(0, chain.runs.size(), false);
+    return checked(std::move(e), chain.columns[1]);
   }
 
   // unary := ('-' | '+') unary | power
   Expr unary() {
+    const DepthGuard guard(*this);
     if (peek().kind == TokenKind::minus) {
       const Token op = next();
-      return Expr::unary(ExprKind::neg, unary(), op.column);
+      return checked(Expr::unary(ExprKind::neg, unary(), op.column), op.column);
     }
     if (accept(TokenKind::plus)) return unary();
     return power();
@@ -240,8 +339,28 @@ class Parser {
     Expr exponent = unary();
     for (const Expr* e : {&base, &exponent})
       if ((*e)->vector)
-        fail(source_, op.column, "'^' takes scalars, but '" + e->str() + "' is a vector");
-    return Expr::binary(ExprKind::pow, std::move(base), std::move(exponent), op.column);
+        fail(source_, op.column, "'^' takes scalars, but '" + shown(*e) + "' is a vector");
+    return checked(Expr::binary(ExprKind::pow, std::move(base), std::move(exponent), op.column),
+                   op.column);
+  }
+
+  // The parser's own recursion: every nesting level passes through unary().
+  struct DepthGuard {
+    explicit DepthGuard(Parser& p) : parser(p) {
+      if (++parser.depth_ > limits::kMaxDepth)
+        fail(parser.source_, parser.peek().column, depth_message());
+    }
+    ~DepthGuard() { --parser.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    Parser& parser;
+  };
+
+  // `e`, built at `column`, within the depth and size limits.
+  Expr checked(Expr e, int column) {
+    if (e->depth > limits::kMaxDepth) fail(source_, column, depth_message());
+    if (e->size > limits::kMaxNodes) fail(source_, column, size_message());
+    return e;
   }
 
   // primary := number | name | name '(' args ')' | '(' expr ')'
@@ -279,7 +398,7 @@ class Parser {
     if (a->vector == b->vector) return;
     const std::string kinds = a->vector ? "a vector and a scalar" : "a scalar and a vector";
     fail(source_, column,
-         "cannot " + verb + " " + kinds + " ('" + a.str() + "' " + op + " '" + b.str() + "')");
+         "cannot " + verb + " " + kinds + " ('" + shown(a) + "' " + op + " '" + shown(b) + "')");
   }
 
   // ---- names --------------------------------------------------------------------------------
@@ -328,7 +447,7 @@ class Parser {
       case SymbolKind::param:
         return Expr::param(s.name, s.value, column);
       case SymbolKind::definition:
-        return s.expr.relocated(column);
+        return checked(s.expr.relocated(column), column);
     }
     fail(source_, column, "unknown symbol kind");
   }
@@ -375,6 +494,7 @@ class Parser {
       }
       ++alpha[static_cast<std::size_t>(i)];
     }
+    check_order(alpha, t.column, t.text);
     return Expr::derivative(field.name, field.index, alpha, coords, t.column);
   }
 
@@ -400,7 +520,7 @@ class Parser {
       } while (accept(TokenKind::comma));
     }
     close(open);
-    return build_call(name, *f, std::move(args), columns);
+    return checked(build_call(name, *f, std::move(args), columns), name.column);
   }
 
   void check_count(const Token& name, const std::vector<Expr>& args, std::size_t count,
@@ -416,7 +536,7 @@ class Parser {
     if (name.text == "div") hint = " (div(grad(u)) is the Laplacian of u)";
     if (name.text == "dot") hint = " (dot(n, grad(u)) is the normal derivative of u)";
     fail(source_, column,
-         name.text + " takes " + (vector ? "a vector" : "a scalar") + ", but '" + arg.str() +
+         name.text + " takes " + (vector ? "a vector" : "a scalar") + ", but '" + shown(arg) +
              "' is " + (vector ? "a scalar" : "a vector") + hint);
   }
 
@@ -460,7 +580,7 @@ class Parser {
     Expr operand = expression();
     if (operand->vector)
       fail(source_, operand_column,
-           "d takes a scalar, but '" + operand.str() +
+           "d takes a scalar, but '" + shown(operand) +
                "' is a vector (take the derivatives of "
                "its components)");
     const std::vector<std::string>& coords = ctx_.coordinate_names();
@@ -482,7 +602,7 @@ class Parser {
       alpha[static_cast<std::size_t>(i)] += order_after_coordinate();
     }
     close(open);
-    return make_derivative(std::move(operand), std::move(alpha), name.column);
+    return checked(make_derivative(std::move(operand), std::move(alpha), name.column), name.column);
   }
 
   // The optional ", k" after a coordinate in d(); 1 when absent.
@@ -501,19 +621,31 @@ class Parser {
   Expr make_derivative(Expr operand, MultiIndex alpha, int column) {
     const std::vector<std::string>& coords = ctx_.coordinate_names();
     const ExprKind k = operand->kind;
-    if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff) {
+    if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff)
       if (!operand->alpha.empty())
         for (std::size_t i = 0; i < alpha.size(); ++i) alpha[i] += operand->alpha[i];
+    check_order(alpha, column, "d()");
+    if (k == ExprKind::field || k == ExprKind::derivative || k == ExprKind::diff) {
       if (k == ExprKind::diff) return Expr::diff(operand->args[0], alpha, coords, column);
       return Expr::derivative(operand->name, operand->index, alpha, coords, column);
     }
     return Expr::diff(std::move(operand), std::move(alpha), coords, column);
   }
 
+  // The total order of a derivative, nested d() combined, within the limit.
+  void check_order(const MultiIndex& alpha, int column, const std::string& what) {
+    if (degree(alpha) <= limits::kMaxDerivativeOrder) return;
+    fail(source_, column,
+         what + " asks for a derivative of total order " + std::to_string(degree(alpha)) +
+             " (multi-index " + multi_index_str(alpha) + " over " + join(ctx_.coordinate_names()) +
+             "); the highest order is " + std::to_string(limits::kMaxDerivativeOrder));
+  }
+
   const Source& source_;
   const Context& ctx_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
+  int depth_ = 0;  // nesting of unary(), the parser's recursion
 };
 
 }  // namespace
@@ -523,7 +655,7 @@ Equation parse(const std::string& text, const Context& ctx, const std::string& n
   Expr expr = Parser(source, ctx).equation(true);
   if (expr->vector)
     fail(source, 0,
-         "the equation is a vector ('" + expr.str() +
+         "the equation is a vector ('" + shown(expr) +
              "'); a residual must be a scalar (dot(v, w) and div(v) make scalars)");
   Expr core = expand(expr, ctx, source);
   return Equation{name, text, std::move(expr), std::move(core)};

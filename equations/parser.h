@@ -26,7 +26,9 @@
 //
 // Errors are UserErrors that quote the text and point at the column (equations/detail/
 // diagnostics.h): unknown names, functions and coordinates, argument counts, unbalanced
-// parentheses, vectors where scalars belong, a derivative of the normal, trailing text.
+// parentheses, vectors where scalars belong, a derivative of the normal, trailing text, and input
+// beyond the limits of equations/limits.h (nesting depth, size, derivative order, expansion).
+// Chains of + - (or * /) longer than limits::kChainRun are built as balanced trees of runs.
 #pragma once
 
 #include <string>
