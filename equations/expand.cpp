@@ -463,20 +463,9 @@ class Expander {
     return mul(e, rate, col);
   }
 
-  // The record's derivative along the arguments' derivatives (autodiff/functions.h).
-  Expr d_call(const Expr& e, int i) {
-    const int col = e->column;
-    return functions::visit(static_cast<std::size_t>(e->function), [&]<class F>() {
-      std::array<Term, F::arity> a, da;
-      for (std::size_t j = 0; j < a.size(); ++j) {
-        a[j] = Term{this, e->args[j], col};
-        // A condition is not differentiated (where(n_x > 0, u, 0) has a derivative).
-        const bool data = functions::is_data<F>(static_cast<int>(j));
-        da[j] = Term{this, data ? num(0, col) : d(e->args[j], i), col};
-      }
-      return functions::jvp<F, Term>(a, da).e;
-    });
-  }
+  // The record's derivative along the arguments' derivatives (autodiff/functions.h); defined
+  // below call<F>(), which the records' formulas instantiate (clang needs its definition first).
+  Expr d_call(const Expr& e, int i);
 
  public:
   // The constructors of Term's arithmetic and calls.
@@ -545,6 +534,20 @@ Term call(const Term& first, const A&... rest) {
   if constexpr (std::is_same_v<F, functions::Where>)  // where(c, a, a) is a
     if (exprs[1] == exprs[2]) return {first.x, exprs[1], first.col};
   return {first.x, first.x->term_call(function_of<F>(), std::move(exprs), first.col), first.col};
+}
+
+Expr Expander::d_call(const Expr& e, int i) {
+  const int col = e->column;
+  return functions::visit(static_cast<std::size_t>(e->function), [&]<class F>() {
+    std::array<Term, F::arity> a, da;
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      a[j] = Term{this, e->args[j], col};
+      // A condition is not differentiated (where(n_x > 0, u, 0) has a derivative).
+      const bool data = functions::is_data<F>(static_cast<int>(j));
+      da[j] = Term{this, data ? num(0, col) : d(e->args[j], i), col};
+    }
+    return functions::jvp<F, Term>(a, da).e;
+  });
 }
 
 }  // namespace
