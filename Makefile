@@ -18,6 +18,8 @@ PYTHON     ?= python3
 RUN_ARGS   ?=
 BENCH_ARGS ?=
 # Seconds per fuzzer: FUZZ_SECONDS, else 60 in `make test` and 600 in `make fuzz`; 0 skips them.
+# `make test` fuzzes from the fixed seed FUZZ_SEED=1 (the same inputs every run), `make fuzz` from a
+# random one.
 FUZZ_SECONDS ?=
 
 .PHONY: all bootstrap configure build run test test-ctest test-asan test-fuzz bench fuzz \
@@ -86,10 +88,11 @@ fuzz-build: bootstrap
 
 test-fuzz:
 	@if [ "$(or $(FUZZ_SECONDS),60)" = 0 ]; then echo "test-fuzz: skipped (FUZZ_SECONDS=0)"; \
-	else $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60); fi
+	else $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) \
+	  FUZZ_SEED=$${FUZZ_SEED:-1}; fi
 
 fuzz: fuzz-build
-	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) bash tests/fuzz/run.sh build-fuzz
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),600) FUZZ_SEED=$${FUZZ_SEED:-0} bash tests/fuzz/run.sh build-fuzz
 
 # clang-format: `make format` rewrites the tree's C++ files, `make format-check` lists the ones
 # that differ (golden files excluded: tests compare them byte for byte).

@@ -10,6 +10,8 @@
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per target (default 60; 0 skips them all)
+#   FUZZ_SEED     libFuzzer's -seed (default 0: a random one; make test sets 1, so that CI
+#                 explores the same inputs each run)
 #   FUZZ_TIMEOUT  seconds one input may take before it counts as a hang (default 10)
 #   FUZZ_RSS_MB   memory one run may use, and the largest single allocation (default 2048)
 #   FUZZ_OUT      where each target's corpus and findings go (default BUILD_DIR/fuzz-out): the
@@ -29,6 +31,7 @@ targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(expression config csv)
 seconds=${FUZZ_SECONDS:-60}
 timeout=${FUZZ_TIMEOUT:-10}
+fuzz_seed=${FUZZ_SEED:-0}
 rss=${FUZZ_RSS_MB:-2048}
 out=$(realpath -m "${FUZZ_OUT:-$build/fuzz-out}")
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
@@ -83,7 +86,7 @@ for t in "${targets[@]}"; do
   echo "fuzz: $t for ${seconds} s (log: $log)"
   rc=0
   # -artifact_prefix: findings land in the target's folder, not the current one.
-  "$exe" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss" \
+  "$exe" -seed="$fuzz_seed" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss" \
     -malloc_limit_mb="$rss" -print_final_stats=1 -artifact_prefix="$out/$t/" \
     "${dirs[@]}" >"$log" 2>&1 || rc=$?
   # Figures: the last status line (#runs ... cov: ... ft: ... corp: ...) and the final stats.
