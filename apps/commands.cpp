@@ -157,9 +157,9 @@ int run(const RunArgs& a) {
     // trainer.
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, stderr);
-    solvers::Problem problem(spec);
-    const solvers::Trainer trainer(problem.objective(), config.stages, config.weighting);
-    const std::size_t terms = problem.objective().slot_names().size();
+    const std::unique_ptr<solvers::Problem> problem = io::build_problem(config, spec);
+    const solvers::Trainer trainer(problem->objective(), config.stages, config.weighting);
+    const std::size_t terms = problem->objective().slot_names().size();
     std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
                  a.config.c_str(), terms, terms == 1 ? "" : "s");
     return 0;

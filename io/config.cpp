@@ -833,6 +833,32 @@ RunConfig run_config_from_text(const std::string& text, const std::string& sourc
   }
 }
 
+std::unique_ptr<solvers::Problem> build_problem(const RunConfig& config,
+                                                const solvers::ProblemSpec& spec) {
+  try {
+    return std::make_unique<solvers::Problem>(spec);
+  } catch (const solvers::SpecError& e) {
+    // "conditions[2]" -> the entry's node; a resolved mapping has no position of its own, its
+    // values do (the first one that has one stands for the entry).
+    YAML::Node node;
+    const std::string& entry = e.entry();
+    const auto open = entry.find('['), close = entry.find(']');
+    if (open != std::string::npos && close != std::string::npos && config.resolved.IsMap()) {
+      const YAML::Node list = config.resolved[entry.substr(0, open)];
+      const std::size_t index = std::stoul(entry.substr(open + 1, close - open - 1));
+      if (list && list.IsSequence() && index < list.size()) node = list[index];
+    }
+    if (node && node.IsMap() && node.Mark().is_null())
+      for (const auto& item : node)
+        if (!item.second.Mark().is_null()) {
+          node = item.second;
+          break;
+        }
+    throw UserError((node ? config_place(node, config.source) : config.source + ": ") + entry +
+                    ": " + e.detail());
+  }
+}
+
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
   std::error_code ec;
   if (fs::is_directory(path, ec))

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,5 +86,11 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
 RunConfig run_config_from_text(const std::string& text, const std::string& source,
                                const std::string& base_dir,
                                const std::vector<std::string>& overrides = {});
+
+// The problem of `spec` (config.spec, or a copy with the device chosen). A SpecError about one
+// condition or hard constraint (an empty boundary piece, a point outside the domain) comes back as
+// a UserError with that entry's place in the config: "cfg.yaml:12:5: conditions[2]: ...".
+std::unique_ptr<solvers::Problem> build_problem(const RunConfig& config,
+                                                const solvers::ProblemSpec& spec);
 
 }  // namespace jetpde::io

@@ -370,7 +370,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   // before the run folder is touched.
   solvers::ProblemSpec spec = c.spec;
   choose_device(c, spec, o.log);
-  solvers::Problem problem(spec);
+  const std::unique_ptr<solvers::Problem> built = build_problem(c, spec);
+  solvers::Problem& problem = *built;
   Eigen::VectorXd theta = problem.initial_theta(c.seed);
   const std::vector<solvers::Stage> stages = capped(c.stages, o.max_steps);
   solvers::Trainer trainer(problem.objective(), stages, c.weighting);
@@ -462,7 +463,7 @@ LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overr
   // Relative data paths in config.yaml were resolved against the original config's folder.
   solvers::ProblemSpec spec = run.config.spec;
   choose_device(run.config, spec, stderr);
-  run.problem = std::make_unique<solvers::Problem>(spec);
+  run.problem = build_problem(run.config, spec);
   const Checkpoint c = read_checkpoint(checkpoint);
   run.theta = c.state.theta;
   run.step = c.state.step;

@@ -288,11 +288,12 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
   for (std::size_t h = 0; h < spec_.hard_constraints.size(); ++h) {
     const HardConstraint& hc = spec_.hard_constraints[h];
     const std::string label = "hard constraint " + std::to_string(h + 1) + " on '" + hc.field + "'";
+    const std::string entry = "hard_constraints[" + std::to_string(h) + "]";
     const int f = ctx.field_index(hc.field);
     if (f < 0)
-      throw UserError(label + ": unknown field (fields: " + joined(ctx.field_names()) + ")");
+      throw SpecError(entry, label, "unknown field (fields: " + joined(ctx.field_names()) + ")");
     if (!hard_value_[static_cast<std::size_t>(f)].empty())
-      throw UserError(label + ": the field has a hard constraint already");
+      throw SpecError(entry, label, "the field has a hard constraint already");
     try {
       hard_distance_[static_cast<std::size_t>(f)] =
           hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on) : hc.distance;
@@ -303,7 +304,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
           throw UserError("'" + text + "' uses a field: g and D depend on coordinates only");
       }
     } catch (const UserError& e) {
-      throw UserError(label + ": " + e.what());
+      throw SpecError(entry, label, e.what());
     }
     hard_value_[static_cast<std::size_t>(f)] = "(" + hc.value + ")";
   }
@@ -313,40 +314,45 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
   points[kInterior] = interior_points(spec_.sampling.seed);
   for (std::size_t k = 0; k < spec_.conditions.size(); ++k) {
     const Condition& c = spec_.conditions[k];
+    const std::string entry = "conditions[" + std::to_string(k) + "]";
     const std::string label = "condition " + std::to_string(k + 1) + " (" +
                               condition_kind_name(c.kind) +
                               (c.name.empty() ? "" : " '" + c.name + "'") + ")";
     if (c.kind != Kind::residual && ctx.field_index(c.field) < 0)
-      throw UserError(label + ": unknown field '" + c.field +
-                      "' (fields: " + joined(ctx.field_names()) + ")");
+      throw SpecError(
+          entry, label,
+          "unknown field '" + c.field + "' (fields: " + joined(ctx.field_names()) + ")");
     if ((c.kind == Kind::initial_value || c.kind == Kind::initial_rate) && ctx.time_index() < 0)
-      throw UserError(label + ": an initial condition needs a time coordinate");
+      throw SpecError(entry, label, "an initial condition needs a time coordinate");
     if (c.kind == Kind::data) {
       if (c.data_points.cols() != dim || c.data_points.rows() < 1 ||
           c.data_values.rows() != c.data_points.rows() || c.data_values.cols() != 1)
-        throw UserError(label + ": data needs points [m, " + std::to_string(dim) +
-                        "] and values [m, 1] with m >= 1");
+        throw SpecError(
+            entry, label,
+            "data needs points [m, " + std::to_string(dim) + "] and values [m, 1] with m >= 1");
     } else if (c.points < 1) {
-      throw UserError(label + ": points must be positive");
+      throw SpecError(entry, label, "points must be positive");
     }
     if (c.at.rows() > 0) try {
         check_fixed_points(c, *spec_.domain);
       } catch (const UserError& e) {
-        throw UserError(label + ": " + e.what());
+        throw SpecError(entry, label, e.what());
       }
     if (c.kind == Kind::periodic) {
       if (ctx.coordinate_index(c.coordinate) < 0)
-        throw UserError(label + ": unknown coordinate '" + c.coordinate +
-                        "' (coordinates: " + joined(ctx.coordinate_names()) + ")");
+        throw SpecError(entry, label,
+                        "unknown coordinate '" + c.coordinate +
+                            "' (coordinates: " + joined(ctx.coordinate_names()) + ")");
       if (!spec_.domain->is_box())
-        throw UserError(label + ": periodic conditions need an axis-aligned box domain, not " +
-                        spec_.domain->describe());
-      if (c.derivatives < 0) throw UserError(label + ": derivatives must not be negative");
+        throw SpecError(
+            entry, label,
+            "periodic conditions need an axis-aligned box domain, not " + spec_.domain->describe());
+      if (c.derivatives < 0) throw SpecError(entry, label, "derivatives must not be negative");
     }
     try {
       sample_condition(c, k, spec_.sampling.seed, points);
     } catch (const UserError& e) {
-      throw UserError(label + ": " + e.what());
+      throw SpecError(entry, label, e.what());
     }
   }
 
@@ -433,7 +439,8 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
         }
       }
     } catch (const UserError& e) {
-      throw UserError("condition " + std::to_string(k + 1) + " ('" + name + "'): " + e.what());
+      throw SpecError("conditions[" + std::to_string(k) + "]",
+                      "condition " + std::to_string(k + 1) + " ('" + name + "')", e.what());
     }
     terms.push_back({name, residual, 1});
     weights.push_back(c.weight);

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
 #include "compiler/executable.h"
@@ -51,6 +52,21 @@
 #include "solvers/objective.h"
 
 namespace jetpde::solvers {
+
+// A UserError about one entry of a ProblemSpec: `entry` names it as a config does
+// ("conditions[2]", "hard_constraints[0]"), `detail` says what is wrong with it. what() is
+// "<label>: <detail>" ("condition 3 (dirichlet): ..."); io/ puts the config's file:line:column
+// and the entry in front of the detail instead.
+class SpecError : public UserError {
+ public:
+  SpecError(std::string entry, const std::string& label, std::string detail)
+      : UserError(label + ": " + detail), entry_(std::move(entry)), detail_(std::move(detail)) {}
+  const std::string& entry() const { return entry_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string entry_, detail_;
+};
 
 struct Condition {
   enum class Kind {
