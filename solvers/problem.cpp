@@ -126,6 +126,15 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
   return product;
 }
 
+// The number of coordinates; UserError when the points [n, d] have another number of columns.
+Eigen::Index checked_points(const equations::Context& ctx, const MatrixD& at) {
+  const auto dim = static_cast<Eigen::Index>(ctx.coordinate_names().size());
+  if (at.cols() != dim)
+    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
+                    joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
+  return dim;
+}
+
 }  // namespace
 
 Condition::Kind condition_kind_from_name(const std::string& name) {
@@ -505,11 +514,7 @@ double Problem::param(const Eigen::VectorXd& theta, const std::string& name) con
 }
 
 MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
-  const auto dim = static_cast<Eigen::Index>(spec_.context.coordinate_names().size());
-  if (at.cols() != dim)
-    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
-                    joined(spec_.context.coordinate_names()) + "), got " +
-                    std::to_string(at.cols()));
+  const Eigen::Index dim = checked_points(spec_.context, at);
   auto& exe = evaluators_[at.rows()];
   const std::string name = "evaluate" + std::to_string(at.rows());
   if (!exe) {
@@ -525,10 +530,7 @@ MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
 MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,
                                       const std::vector<std::string>& expressions) {
   const equations::Context& ctx = spec_.context;
-  const auto dim = static_cast<Eigen::Index>(ctx.coordinate_names().size());
-  if (at.cols() != dim)
-    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
-                    joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
+  const Eigen::Index dim = checked_points(ctx, at);
   if (expressions.empty()) return MatrixD(at.rows(), 0);
   const std::string key = std::to_string(at.rows()) + "\n" + joined(expressions);
   ExpressionEvaluator& ev = expression_evaluators_[key];
@@ -561,10 +563,7 @@ MatrixD Problem::evaluate_expressions_given(
     const std::map<std::string, std::string>& field_expressions,
     const std::map<std::string, Eigen::Index>& field_columns, const MatrixD& field_values) {
   const equations::Context& ctx = spec_.context;
-  const auto dim = static_cast<Eigen::Index>(ctx.coordinate_names().size());
-  if (at.cols() != dim)
-    throw UserError("problem: evaluate wants points with " + std::to_string(dim) + " columns (" +
-                    joined(ctx.coordinate_names()) + "), got " + std::to_string(at.cols()));
+  const Eigen::Index dim = checked_points(ctx, at);
   if (expressions.empty()) return MatrixD(at.rows(), 0);
   std::string key = "given\n" + std::to_string(at.rows()) + "\n" + joined(expressions);
   for (const auto& [f, e] : field_expressions) key += "\n" + f + "=" + e;
