@@ -7,7 +7,7 @@
 // threads spin through most of a step; with another process on one of the cores they take its
 // time slices from the thread that has work, and a 2-thread step ran several times slower than a
 // 1-thread one (bench/README.md, section "Threads", has the figures). jetpde therefore starts its
-// processes with kDefaultWaitPolicy (passive), unless the user chose a policy (either variable
+// processes with kDefaultWaitPolicy (a short spin), unless the user chose a policy (either variable
 // set).
 //
 // Setting it in main is too late: programs link libgomp (the kernels, oneDNN and OpenBLAS all run
@@ -24,18 +24,19 @@
 
 namespace jetpde::compiler {
 
-// The variable jetpde adds, as NAME=VALUE: a thread without work sleeps at once (libgomp's
-// GOMP_SPINCOUNT 0) instead of spinning for the next parallel region. Under any competing load it
-// was the fastest policy measured, by far, and no slower than short spins on 2 quiet threads
-// (bench/README.md, "Threads").
-inline constexpr const char* kDefaultWaitPolicy = "OMP_WAIT_POLICY=passive";
+// The variable jetpde adds, as NAME=VALUE: a thread without work spins 1000 times (a few
+// microseconds) for the next parallel region, then sleeps. On a quiet machine it kept 92-98% of
+// libgomp's default speed, where passive (sleep at once) lost 24-59% to wake-ups; with a
+// competing process it ran 1.1-1.8x libgomp's default (passive 1.8-2.0x) and, on a machine
+// loaded by several builds, 8-50x (bench/README.md, "Threads").
+inline constexpr const char* kDefaultWaitPolicy = "GOMP_SPINCOUNT=1000";
 
 // Whether `environment` (a null-terminated NAME=VALUE array) leaves the wait policy to jetpde:
 // neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is in it (set, even empty, is the user's choice).
 bool openmp_wait_policy_unset(char** environment);
 
 // The wait policy this process's OpenMP runtime was started with, for `jetpde info`:
-// "OMP_WAIT_POLICY=passive (jetpde's default)", "OMP_WAIT_POLICY=active (environment)", or
+// "GOMP_SPINCOUNT=1000 (jetpde's default)", "OMP_WAIT_POLICY=active (environment)", or
 // "libgomp's default (GOMP_SPINCOUNT=300000)".
 std::string openmp_wait_policy();
 

@@ -197,7 +197,7 @@ std::string ratio(double a, double b) {
 int run_driver(const std::vector<Case>& cases, double seconds, int rounds) {
   // The policies compared: libgomp's default (what GOMP_SPINCOUNT is when neither variable is
   // set; set explicitly here so that the row means the same wherever it runs), shorter spins and
-  // passive, jetpde's default (compiler/openmp_env.h) among them.
+  // passive; jetpde's default (compiler/openmp_env.h) is one of them.
   std::vector<std::pair<std::string, std::string>> policies{
       {"libgomp default", "GOMP_SPINCOUNT=300000"},
       {"spin 10000", "GOMP_SPINCOUNT=10000"},
