@@ -143,6 +143,18 @@ MatrixD Dataset::matrix() const {
 
 namespace {
 
+// The dataspace's dimensions into out.dims; returns the number of values.
+std::size_t read_shape(hid_t space, int rank, Dataset& out) {
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank), 1);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::size_t count = 1;
+  for (const hsize_t n : dims) {
+    out.dims.push_back(static_cast<std::int64_t>(n));
+    count *= n;
+  }
+  return count;
+}
+
 // A numeric dataset as doubles; UserError when it has a rank above `max_rank`.
 Dataset read_numeric(const std::string& file, const std::string& name, int max_rank) {
   const Handle f = open_file(file);
@@ -156,14 +168,8 @@ Dataset read_numeric(const std::string& file, const std::string& name, int max_r
   if (rank < 0 || rank > max_rank)
     throw UserError("'" + file + "': dataset '" + name + "' has rank " + std::to_string(rank) +
                     " (at most " + std::to_string(max_rank) + " is supported)");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank), 1);
-  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   Dataset out;
-  std::size_t count = 1;
-  for (const hsize_t n : dims) {
-    out.dims.push_back(static_cast<std::int64_t>(n));
-    count *= n;
-  }
+  const std::size_t count = read_shape(space.get(), rank, out);
   out.values.resize(count);
   if (count > 0 &&
       H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.values.data()) < 0)
@@ -209,14 +215,8 @@ Dataset read_complex_part(const std::string& file, const std::string& name, bool
                     "' is not complex (a compound of two floating-point members)");
   const Handle space(H5Dget_space(d.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)), 1);
-  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   Dataset out;
-  std::size_t count = 1;
-  for (const hsize_t n : dims) {
-    out.dims.push_back(static_cast<std::int64_t>(n));
-    count *= n;
-  }
+  const std::size_t count = read_shape(space.get(), std::max(rank, 0), out);
   // A memory type of the one member: HDF5 reads that part alone, converted to double.
   const Handle memory(H5Tcreate(H5T_COMPOUND, sizeof(double)), H5Tclose);
   H5Tinsert(memory.get(), members[imaginary ? 1 : 0].c_str(), 0, H5T_NATIVE_DOUBLE);

@@ -38,6 +38,17 @@ MatrixD grid2d(int n, double a, double b) {
   return p;
 }
 
+// Laplace's equation on the unit square, 16 points, a 4-wide network: for assembly checks.
+ProblemSpec tiny_square_spec() {
+  ProblemSpec base;
+  base.domain = geometry::rectangle({0, 0}, {1, 1});
+  base.context.fields({"u"}).coordinates({"x", "y"});
+  base.equations = {"laplacian(u)"};
+  base.interior_points = 16;
+  base.network.hidden = {4};
+  return base;
+}
+
 double rel_l2(const MatrixD& a, const MatrixD& b) {
   return (a - b).matrix().norm() / b.matrix().norm();
 }
@@ -246,12 +257,7 @@ TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
 }
 
 TEST(Problem, AssemblyErrorsNameTheCondition) {
-  ProblemSpec base;
-  base.domain = geometry::rectangle({0, 0}, {1, 1});
-  base.context.fields({"u"}).coordinates({"x", "y"});
-  base.equations = {"laplacian(u)"};
-  base.interior_points = 16;
-  base.network.hidden = {4};
+  const ProblemSpec base = tiny_square_spec();
   {
     ProblemSpec s = base;
     s.context = equations::Context();
@@ -347,12 +353,7 @@ TEST(Problem, APointConditionPinsTheConstantOfANeumannProblem) {
 }
 
 TEST(Problem, PointConditionErrors) {
-  ProblemSpec base;
-  base.domain = geometry::rectangle({0, 0}, {1, 1});
-  base.context.fields({"u"}).coordinates({"x", "y"});
-  base.equations = {"laplacian(u)"};
-  base.interior_points = 16;
-  base.network.hidden = {4};
+  const ProblemSpec base = tiny_square_spec();
   const auto points = [](std::initializer_list<std::initializer_list<double>> rows) {
     MatrixD m(static_cast<Eigen::Index>(rows.size()),
               static_cast<Eigen::Index>(rows.begin()->size()));
