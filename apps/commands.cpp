@@ -28,6 +28,7 @@
 #include "io/text_file.h"
 #include "io/vtk_write.h"
 #include "nn/detail/names.h"
+#include "solvers/solve.h"
 
 namespace jetpde::app {
 namespace {
@@ -154,12 +155,11 @@ int run(const RunArgs& a) {
   set_threads(config.threads);
   if (a.check) {
     // Everything run() checks before it touches the run folder: the config, the problem, the
-    // trainer.
+    // solver (the trainer's stages and weighting, the validation set and derived metrics).
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, stderr);
-    const std::unique_ptr<solvers::Problem> problem = io::build_problem(config, spec);
-    const solvers::Trainer trainer(problem->objective(), config.stages, config.weighting);
-    const std::size_t terms = problem->objective().slot_names().size();
+    solvers::Solver solver(io::build_problem(config, spec), io::solve_options(config));
+    const std::size_t terms = solver.problem().objective().slot_names().size();
     std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
                  a.config.c_str(), terms, terms == 1 ? "" : "s");
     return 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "compiler/cpu_gemm.h"
 #include "geometry/box.h"
 #include "solvers/solve.h"
 #include "tests/support/user_error.h"
@@ -206,6 +207,13 @@ TEST(Solve, ASolutionFromAProblemAndATheta) {
   EXPECT_TRUE(same(s.fields(some_points()), expected));
   EXPECT_TRUE(s.history().empty());
   EXPECT_EQ(s.validation_points(), 0);
+  // The precision that ran: auto resolved for this machine, never "auto".
+  ProblemSpec automatic = poisson_spec();
+  automatic.precision = compiler::PrecisionPolicy::automatic;
+  auto p = std::make_unique<Problem>(automatic);
+  const Eigen::VectorXd t = p->initial_theta(0);
+  EXPECT_EQ(Solution(std::move(p), t).precision(),
+            compiler::native_bf16_gemm_available() ? "bf16" : "fp32");
   expect_user_error(
       [] { Solution(std::make_unique<Problem>(poisson_spec()), Eigen::VectorXd::Zero(3)); },
       "Solution: theta has 3 parameters but the problem's network has 105");
