@@ -45,10 +45,12 @@ struct PointData {
   std::vector<std::string> fields;
 };
 
-// What a solution is validated against: one of a built-in exact solution, an exact solution as
-// code, as expressions per field, or values at points. Validation runs every `every` steps (0: at
-// the end only) and measures rel_l2 and max_abs over the compared fields (and rel_l2_<field> for
-// each of several), plus the derived `metrics`.
+// What a solution is validated against: a built-in exact solution, an exact solution as code, as
+// expressions per field, or values at points (`data`: then validation compares with those, at
+// those points, and an exact solution given too only feeds the <field>_exact output arrays; of
+// several exact solutions, `function` wins, then `exact`). Validation runs every `every` steps (0:
+// at the end only) and measures rel_l2 and max_abs over the compared fields (and rel_l2_<field>
+// for each of several), plus the derived `metrics`.
 struct Reference {
   // A built-in exact solution by name: "burgers_sine" (viscous Burgers with u0 = -sin(pi x);
   // takes the constant nu); "none": none.
