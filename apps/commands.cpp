@@ -28,6 +28,7 @@
 #include "io/text_file.h"
 #include "io/vtk_write.h"
 #include "nn/detail/names.h"
+#include "solvers/solve.h"
 
 namespace jetpde::app {
 namespace {
@@ -154,12 +155,11 @@ int run(const RunArgs& a) {
   set_threads(config.threads);
   if (a.check) {
     // Everything run() checks before it touches the run folder: the config, the problem, the
-    // trainer.
+    // solver (the trainer's stages and weighting, the validation set and derived metrics).
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, stderr);
-    const std::unique_ptr<solvers::Problem> problem = io::build_problem(config, spec);
-    const solvers::Trainer trainer(problem->objective(), config.stages, config.weighting);
-    const std::size_t terms = problem->objective().slot_names().size();
+    solvers::Solver solver(io::build_problem(config, spec), io::solve_options(config));
+    const std::size_t terms = solver.problem().objective().slot_names().size();
     std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
                  a.config.c_str(), terms, terms == 1 ? "" : "s");
     return 0;
@@ -169,8 +169,9 @@ int run(const RunArgs& a) {
   catch_stop_signals();
   const io::RunReport r =
       io::run(config, {.resume = a.resume, .max_steps = a.max_steps, .interrupt = &g_stop_signal});
-  std::fprintf(stderr, "jetpde: %s\n", r.result.message.c_str());
-  const auto& m = r.metrics;
+  const solvers::Solution& solution = r.solution;
+  std::fprintf(stderr, "jetpde: %s\n", r.result().message.c_str());
+  const auto& m = solution.metrics();
   if (m.count("rel_l2")) {
     const std::string against = config.reference.exact != "none"
                                     ? "the exact solution (" + config.reference.exact + ")"
@@ -179,18 +180,18 @@ int run(const RunArgs& a) {
     std::fprintf(stderr, "jetpde: relative L2 error against %s: %s (max abs %s)\n", against.c_str(),
                  sci(m.at("rel_l2")).c_str(), sci(m.at("max_abs")).c_str());
   }
-  for (const auto& [name, value] : r.parameters)
+  for (const auto& [name, value] : solution.parameters())
     std::fprintf(stderr, "jetpde: trained %s = %s\n", name.c_str(),
                  nn::detail::short_number(value, 6).c_str());
   // A resumed run: the whole run's steps and time, then this part's.
-  const std::string part = r.resumed_from < 0
+  const std::string part = r.resumed_from() < 0
                                ? ""
                                : "; this part " + std::to_string(r.part_steps()) + " steps in " +
-                                     io::format_duration(r.train_seconds);
-  std::fprintf(stderr, "jetpde: %d steps in %s (%ssetup %s, output %s); wrote %s/{", r.result.steps,
-               io::format_duration(r.run_train_seconds).c_str(),
+                                     io::format_duration(solution.train_seconds());
+  std::fprintf(stderr, "jetpde: %d steps in %s (%ssetup %s, output %s); wrote %s/{",
+               r.result().steps, io::format_duration(r.result().run_seconds).c_str(),
                part.empty() ? "" : (part.substr(2) + ", ").c_str(),
-               io::format_duration(r.setup_seconds).c_str(),
+               io::format_duration(solution.setup_seconds()).c_str(),
                io::format_duration(r.output_seconds).c_str(), r.dir.c_str());
   std::string files;
   std::size_t series = 0;  // fields_NNNN.vti, shown as one range
@@ -204,11 +205,11 @@ int run(const RunArgs& a) {
     files.replace(files.find("fields_0000.vti"), 15, range);
   }
   std::fprintf(stderr, "%s}\n", files.c_str());
-  if (r.result.status == solvers::TrainResult::Status::interrupted ||
-      r.result.status == solvers::TrainResult::Status::time_limit)
+  if (r.result().status == solvers::TrainResult::Status::interrupted ||
+      r.result().status == solvers::TrainResult::Status::time_limit)
     std::fprintf(stderr, "jetpde: %s at step %d: run it again with --resume to continue\n",
-                 solvers::status_name(r.result.status), r.result.steps);
-  return exit_status(r.result.status);
+                 solvers::status_name(r.result().status), r.result().steps);
+  return exit_status(r.result().status);
 }
 
 namespace {
@@ -250,7 +251,7 @@ int eval(const EvalArgs& a) {
     } catch (const UserError& e) {
       throw UserError("--fields: " + std::string(e.what()));
     }
-  const MatrixD values = run.problem->evaluate_expressions(run.theta, points, names);
+  const MatrixD values = run.solution.evaluate(points, names);
   write_eval(a.output, points, values, coords, names);
   std::fflush(stdout);
   std::string what;
@@ -290,14 +291,13 @@ int export_fields(const ExportArgs& a) {
   fs::create_directories(dir, ec);
   if (ec) throw UserError("--output: cannot create '" + dir + "': " + ec.message());
   const io::OutputOptions& o = run.config.output;
-  const std::vector<std::string> files =
-      io::write_grid_output(*run.problem, run.theta, dir,
-                            {.grid = {o.grid, o.time_steps},
-                             .quantities = o.quantities,
-                             .residuals = o.residuals,
-                             .vtk = true,
-                             .hdf5 = true,
-                             .exact = io::exact_solution(run.config, *run.problem)});
+  const std::vector<std::string> files = io::write_grid_output(run.solution, dir,
+                                                               {.grid = {o.grid, o.time_steps},
+                                                                .quantities = o.quantities,
+                                                                .residuals = o.residuals,
+                                                                .vtk = true,
+                                                                .hdf5 = true,
+                                                                .exact = run.solution.exact()});
   std::fprintf(stderr, "jetpde: step %d of %s: wrote", run.step, a.run_dir.c_str());
   for (const auto& f : files) std::fprintf(stderr, " %s", f.c_str());
   std::fprintf(stderr, " in %s, %s\n", dir.c_str(), precision_note(run).c_str());

@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "solvers/solve.h"
 #include "solvers/trainer.h"
 
 namespace jetpde::io {
@@ -31,5 +33,21 @@ struct Checkpoint {
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // UserError naming the path and the missing dataset when the file is not a jetpde checkpoint.
 Checkpoint read_checkpoint(const std::string& path);
+
+// solve()'s checkpoints as this file: every state saved is written to `path` with the config and
+// seed given here.
+class CheckpointFile : public solvers::CheckpointSink {
+ public:
+  CheckpointFile(std::string path, std::string config, std::uint64_t seed)
+      : path_(std::move(path)), config_(std::move(config)), seed_(seed) {}
+  void save(const solvers::TrainerState& state) override {
+    write_checkpoint(path_, {state, config_, seed_});
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, config_;
+  std::uint64_t seed_;
+};
 
 }  // namespace jetpde::io

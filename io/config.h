@@ -19,16 +19,14 @@
 
 #include "autodiff/primitive.h"
 #include "solvers/problem.h"
+#include "solvers/solve.h"
 #include "solvers/trainer.h"
 
 namespace jetpde::io {
 
 // Values read from a file (reference data, or measurements for a data condition): points
 // [n, coordinates] in the problem's coordinate order and values [n, fields].
-struct PointData {
-  MatrixD points, values;
-  std::vector<std::string> fields;
-};
+using PointData = solvers::PointData;
 
 // Values on a grid in an HDF5 file (what a config's `coordinates:` data source reads): `axes`
 // are (coordinate, 1-D dataset of its values) in the order of the value datasets' axes (u[i, j] =
@@ -39,15 +37,9 @@ PointData read_hdf5_grid(const std::string& file,
                          const std::vector<std::string>& coordinates,
                          const std::vector<std::pair<std::string, std::string>>& fields);
 
-struct Reference {
-  std::string exact = "none";                      // a built-in exact solution
-  std::map<std::string, std::string> expressions;  // field -> exact solution
-  std::optional<PointData> data;
-  int every = 0;
-  int points = 0;                              // validation points (0: automatic)
-  std::map<std::string, std::string> metrics;  // name -> expression of the fields
-  bool any() const { return exact != "none" || !expressions.empty() || data.has_value(); }
-};
+// The reference section (solvers::Reference: `exact` is the built-in solution's name; the config
+// never sets `function`).
+using Reference = solvers::Reference;
 
 struct OutputOptions {
   std::string dir;

@@ -1,5 +1,8 @@
-// Fields of a trained problem on a grid over the domain's bounding box, written for ParaView
-// (.vti per time level, a .pvd series for time-dependent problems) and as one HDF5 file.
+// Fields on a grid over the domain's bounding box (solvers::FieldSource::fields_on_grid), written
+// for ParaView (.vti per time level, a .pvd series for time-dependent problems) and as one HDF5
+// file.
+//
+//   io::write_grid_output(solution, "run", {.grid = {.counts = {101}}, .quantities = {"u_x"}});
 //
 // Arrays per grid point: every field, the requested quantities (derivatives like u_x or any
 // expression), the equations' residuals, and where an exact solution is known `<field>_exact` and
@@ -12,23 +15,15 @@
 #include <vector>
 
 #include "autodiff/primitive.h"
-#include "solvers/problem.h"
+#include "solvers/grid.h"
+#include "solvers/solution.h"
 
 namespace jetpde::io {
 
-struct GridSpec {
-  std::vector<int> counts;  // points per spatial axis (one value: every axis)
-  int time_steps = 11;      // time levels, for a time-dependent domain
-};
-
-// The grid's spatial points [n, spatial dims], x fastest, and the time levels (empty when the
-// problem has no time). `dims` gets the points per axis.
-MatrixD spatial_grid(const geometry::Geometry& domain, const GridSpec& spec, bool has_time,
-                     std::vector<int>* dims, std::vector<double>* times);
-
-// The points of that grid over all its time levels (what write_grid_output evaluates), counted
-// without building it (saturated at 9e18).
-long long grid_point_count(const geometry::Geometry& domain, const GridSpec& spec, bool has_time);
+// The grid itself lives in solvers/grid.h (validation uses it too).
+using solvers::grid_point_count;
+using solvers::GridSpec;
+using solvers::spatial_grid;
 
 struct GridOutputOptions {
   GridSpec grid;
@@ -38,9 +33,9 @@ struct GridOutputOptions {
   std::function<MatrixD(const MatrixD&)> exact;
 };
 
-// Writes `dir`/fields.h5 and `dir`/fields.vti (or fields_NNNN.vti and fields.pvd); returns the
-// files written (relative to dir).
-std::vector<std::string> write_grid_output(solvers::Problem& problem, const Eigen::VectorXd& theta,
+// Writes `dir`/fields.h5 and `dir`/fields.vti (or fields_NNNN.vti and fields.pvd; no .vti above
+// 3 spatial dimensions); returns the files written (relative to dir).
+std::vector<std::string> write_grid_output(const solvers::FieldSource& source,
                                            const std::string& dir,
                                            const GridOutputOptions& options);
 

@@ -1,9 +1,12 @@
-// A config-driven run from start to finish (what `jetpde run` does): the run folder, the problem,
-// training with progress, history, checkpoints and validation, then the fields on a grid
-// (VTK, HDF5) and summary.json.
+// A config-driven run from start to finish (what `jetpde run` does): the config becomes a
+// solvers::ProblemSpec and solvers::SolveOptions, solvers::Solver trains (validation, resampling,
+// stop conditions: solvers/solve.h), and io adds the files: the run folder, the progress line,
+// history.csv, checkpoint.h5 (and resuming from it), the fields on a grid (VTK, HDF5) and
+// summary.json.
 //
 //   io::RunConfig config = io::load_run_config("examples/burgers.yaml");
 //   io::RunReport report = io::run(config, {.resume = false});
+//   MatrixD u = report.solution.fields(points);
 //
 // Run folder (config.output.dir):
 //   config.yaml     the resolved config (every default filled in)
@@ -11,7 +14,7 @@
 //   history.csv     one row every output.history_every steps
 //   fields.vti | fields_NNNN.vti + fields.pvd, fields.h5
 //   summary.json    status, steps and timings (this part and the whole run), final losses and
-//                   metrics, trainable constants
+//                   metrics, trainable constants, the backend and precision that ran
 //
 // Training stops early on training.max_time, training.target_error or an interrupt
 // (RunOptions::interrupt); each writes everything a finished run writes, with its status.
@@ -20,13 +23,14 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "io/config.h"
 #include "solvers/problem.h"
+#include "solvers/solution.h"
+#include "solvers/solve.h"
 
 namespace jetpde::io {
 
@@ -42,16 +46,20 @@ struct RunOptions {
 
 struct RunReport {
   std::string dir;
-  solvers::TrainResult result;
-  std::map<std::string, double> metrics;     // against the reference, at the end
-  long long validation_points = 0;           // the points they are measured at
-  std::map<std::string, double> parameters;  // trained constants, by name
-  std::vector<std::string> files;            // written into dir
-  double setup_seconds = 0, train_seconds = 0, output_seconds = 0;  // this part
-  double run_train_seconds = 0;  // training time of the whole run (resumed parts included)
-  int resumed_from = -1;         // the checkpoint's step, when resumed
-  int part_steps() const { return result.steps - std::max(0, resumed_from); }
+  // The trained problem: result, metrics, parameters, history, validation points, the setup and
+  // training time of this part, resumed_from (the checkpoint's step, or -1).
+  solvers::Solution solution;
+  std::vector<std::string> files;  // written into dir
+  double output_seconds = 0;       // writing the fields and summary.json
+
+  const solvers::TrainResult& result() const { return solution.result(); }
+  int resumed_from() const { return solution.resumed_from(); }
+  int part_steps() const { return result().steps - std::max(0, resumed_from()); }
 };
+
+// The config's description of how to solve (stages capped at options.max_steps, seed,
+// resampling, the reference, stop conditions, device); no callbacks and no checkpoints.
+solvers::SolveOptions solve_options(const RunConfig& config, const RunOptions& options = {});
 
 // UserError for an output folder that cannot be written (before anything is trained), a resume
 // without a checkpoint or from one of a different config, a validation set too large for the
@@ -64,21 +72,16 @@ RunReport run(const RunConfig& config, const RunOptions& options = {});
 struct LoadedRun {
   RunConfig config;
   std::string trained_precision;  // config.yaml's, before the overrides
-  std::unique_ptr<solvers::Problem> problem;
-  Eigen::VectorXd theta;
-  int step = 0;
+  solvers::Solution solution;     // with the reference's exact solution, if any; no history
+  int step = 0;                   // the checkpoint's
 };
 // `overrides` (as --set gives them) change what the run folder's config.yaml says about the
 // output (export's --grid, --time-steps, --quantities), checked like the config itself.
 LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides = {});
 
-// The exact solution the config names (reference.exact or reference.expressions) at points
-// [n, coordinates] -> [n, fields]; empty when it names none. Holds references to both arguments.
-std::function<MatrixD(const MatrixD&)> exact_solution(const RunConfig& config,
-                                                      solvers::Problem& problem);
-
-// The config's device choice applied to a problem spec: the backend, and whether it must run.
-// Prints a warning to `log` when cuda was asked for but cannot run (and is not required).
+// The config's device choice applied to a problem spec (solvers::choose_device): the backend, and
+// whether it must run. Prints a warning to `log` when cuda was asked for but cannot run (and is
+// not required).
 void choose_device(const RunConfig& config, solvers::ProblemSpec& spec, std::FILE* log);
 
 }  // namespace jetpde::io

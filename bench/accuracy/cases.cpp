@@ -210,7 +210,7 @@ double velocity_rel_l2(const MatrixD& uv, const MatrixD& u, const MatrixD& v) {
 struct TrainedExample {
   io::LoadedRun run;
   std::string message;  // how training ended
-  MatrixD evaluate(const MatrixD& at) { return run.problem->evaluate(run.theta, at); }
+  MatrixD evaluate(const MatrixD& at) { return run.solution.fields(at); }
 };
 
 TrainedExample run_example(const std::string& name, const std::string& data_file,
@@ -231,7 +231,7 @@ TrainedExample run_example(const std::string& name, const std::string& data_file
                            "output.vtk=false", "output.progress=none"});
   for (solvers::Stage& stage : config.stages) stage.steps = scaled(stage.steps, o.scale);
   const io::RunReport report = io::run(config);
-  return {io::load_run(dir.string()), report.result.message};
+  return {io::load_run(dir.string()), report.result().message};
 }
 
 // Lid-driven cavity, Re = 100, against ldc_re100.h5 and Ghia et al.'s centerlines

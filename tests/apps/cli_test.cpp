@@ -370,6 +370,20 @@ TEST_F(Cli, TimeBudgetAndTargetErrorStopEarly) {
       << r.text;
 }
 
+// summary.json gives the precision that ran: `auto` resolved for this machine (bf16 where the
+// GEMMs are native bf16, as `jetpde info` says, else fp32).
+TEST_F(Cli, SummarySaysThePrecisionThatRan) {
+  const std::string out = (dir_ / "auto").string();
+  const Output r =
+      jetpde("run " + write("p.yaml", poisson(4, out)) + " --max-steps 2 --set precision=auto");
+  ASSERT_EQ(r.status, 0) << r.text;
+  const bool native = jetpde("info").text.find("bf16 gemm:     native") != std::string::npos;
+  EXPECT_NE(read_text(out + "/summary.json")
+                .find(std::string("\"precision\": \"") + (native ? "bf16" : "fp32") + "\""),
+            std::string::npos)
+      << read_text(out + "/summary.json");
+}
+
 // Above 3-D the validation points are sampled (reference.points, default 100000) instead of a
 // 31-per-axis grid (28.6 M points in 5-D), and a count too large for the memory is refused
 // before training.
