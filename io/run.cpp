@@ -415,7 +415,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
     const bool last = info.step == total;
     progress.update(info, last);
     history.record(info, last);
-    return true;
+    return o.on_step ? o.on_step(info) : true;
   });
   trainer.checkpoint_every(std::max(1, c.output.checkpoint_every),
                            [&](const solvers::TrainerState& state) {
