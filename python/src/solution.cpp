@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "autodiff/errors.h"
 #include "io/grid_output.h"
@@ -219,7 +221,16 @@ void define_solution(py::module_& m) {
         // One entry per step, in history.csv's columns (its header names them).
         const std::vector<std::string> slots = s.loss_terms();
         const auto n = static_cast<py::ssize_t>(s.steps.size());
+        // Metrics in history.csv's order (io::run's), then any it does not list.
         std::vector<std::string> metric_names;
+        {
+          std::ifstream in(s.dir() + "/history.csv");
+          std::string header, column;
+          std::getline(in, header);
+          std::istringstream columns(header);
+          for (int k = 0; std::getline(columns, column, ','); ++k)
+            if (k >= 5 + 2 * static_cast<int>(slots.size())) metric_names.push_back(column);
+        }
         for (const auto& info : s.steps)
           for (const auto& [name, value] : info.metrics)
             if (std::find(metric_names.begin(), metric_names.end(), name) == metric_names.end())
