@@ -33,8 +33,8 @@ extern "C" void on_sigint(int) { g_interrupt = 1; }
 class SigintGuard {
  public:
   explicit SigintGuard(bool install) : installed_(install) {
-    g_interrupt = 0;
     if (!installed_) return;
+    g_interrupt = 0;
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
@@ -98,7 +98,12 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
   std::vector<solvers::StepInfo> steps;
   std::vector<std::string> slots;
   std::exception_ptr failure;  // what the callback raised: re-raised once training has ended
-  io::RunOptions options{.resume = resume, .max_steps = max_steps, .interrupt = &g_interrupt};
+  // Ctrl-C reaches the training of the main thread only; one in another thread has a flag of
+  // its own that nothing sets.
+  const bool main_thread = in_main_thread();
+  volatile std::sig_atomic_t never = 0;
+  io::RunOptions options{
+      .resume = resume, .max_steps = max_steps, .interrupt = main_thread ? &g_interrupt : &never};
   options.on_step = [&](const solvers::StepInfo& info) {
     steps.push_back(info);
     if (callback.is_none() || info.step % every != 0) return true;
@@ -116,7 +121,7 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
   set_threads(config.threads);
   io::RunReport report;
   {
-    SigintGuard guard(in_main_thread());
+    SigintGuard guard(main_thread);
     py::gil_scoped_release released;
     report = io::run(config, options);
   }

@@ -79,13 +79,14 @@ def test_training_releases_the_gil(tiny_problem, tmp_path):
     t.start()
     try:
         started = time.monotonic()
-        _solve(tiny_problem, tmp_path, steps=300)
+        _solve(tiny_problem, tmp_path, steps=1000)
         elapsed = time.monotonic() - started
     finally:
         done.set()
         t.join()
-    # The other thread ran while training: about one tick per millisecond of it.
-    assert len(ticks) > 0.2 * elapsed * 1000
+    # The other thread ran while training: about one tick per millisecond of it when it gets a
+    # core; holding the GIL, solve() would let it tick only before and after.
+    assert len(ticks) > 0.05 * elapsed * 1000
 
 
 def test_ctrl_c_stops_between_steps_and_returns(tiny_problem, tmp_path, capfd):
@@ -142,3 +143,14 @@ def test_solve_from_a_path(tmp_path):
     sol = jetpde.solve(EXAMPLES / "heat.yaml", output_dir=tmp_path / "heat", max_steps=2,
                        progress="none")
     assert sol.status == "finished" and sol.step >= 2
+
+
+def test_solve_in_another_thread(tiny_problem, tmp_path):
+    # Signals stay with Python there; training runs and returns as in the main thread.
+    out = {}
+    before = signal.getsignal(signal.SIGINT)
+    t = threading.Thread(target=lambda: out.setdefault("sol", _solve(tiny_problem, tmp_path)))
+    t.start()
+    t.join()
+    assert out["sol"].status == "finished" and out["sol"].step == 10
+    assert signal.getsignal(signal.SIGINT) is before
