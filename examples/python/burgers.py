@@ -1,5 +1,8 @@
 """Burgers' equation in Python, no YAML: u_t + u u_x = nu u_xx on [-1, 1] x [0, 1],
-u(x, 0) = -sin(pi x), u(+-1, t) = 0, measured against the exact solution (Cole-Hopf).
+u(x, 0) = -sin(pi x), u(+-1, t) = 0, measured against the exact solution (Cole-Hopf). The
+conditions are loss terms here (examples/burgers.yaml builds them into the network and trains a
+larger one for longer: 8e-4). Expect a relative L2 error of about 4e-2 (measured: 3.6e-2, most of
+it at the shock) in about 6 s on one core.
 
     PYTHONPATH=build/python python examples/python/burgers.py [--steps N]
 """
