@@ -99,6 +99,8 @@ MatrixD PySolution::evaluate_locked(const MatrixD& points,
 
 MatrixD PySolution::evaluate(const MatrixD& points, std::vector<std::string> expressions) {
   if (expressions.empty()) expressions = fields();
+  // No points, no values (a compiled program needs at least one row).
+  if (points.rows() == 0) return MatrixD(0, static_cast<Eigen::Index>(expressions.size()));
   std::lock_guard lock(mutex_);
   return evaluate_locked(points, expressions);
 }

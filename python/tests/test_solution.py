@@ -41,6 +41,12 @@ def test_evaluate_converts_lists_ints_and_fortran_order(burgers_run):
     np.testing.assert_array_equal(sol.evaluate(ints), sol.evaluate(ints.astype(float)))
 
 
+def test_evaluate_no_points(burgers_run):
+    sol, _ = burgers_run
+    out = sol.evaluate(np.zeros((0, 2)), ["u", "u_x"])
+    assert out.shape == (0, 2) and out.dtype == np.float64
+
+
 def test_evaluate_second_derivative_two_ways(burgers_run):
     sol, _ = burgers_run
     v = sol.evaluate(POINTS, ["u_xx", "d(u, x, 2)"])
