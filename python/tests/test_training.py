@@ -139,7 +139,7 @@ def test_solve_refuses_what_it_cannot_run(tmp_path):
 
 
 def test_solve_from_a_path(tmp_path):
-    from conftest import EXAMPLES, TINY
+    from conftest import EXAMPLES
     sol = jetpde.solve(EXAMPLES / "heat.yaml", output_dir=tmp_path / "heat", max_steps=2,
                        progress="none")
     assert sol.status == "finished" and sol.step >= 2
