@@ -139,7 +139,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
     const bool last = info.step == total;
     progress->update(info, last);
     history->record(info, last);
-    return true;
+    return o.on_step ? o.on_step(info) : true;
   };
   // The problem and the solver first: what they reject (a boundary piece, a weighting, a
   // validation set too large) is found before the run folder is touched.

@@ -42,6 +42,10 @@ struct RunOptions {
   // the checkpoint, the fields and summary.json are written as for a finished run, with status
   // "interrupted".
   const volatile std::sig_atomic_t* interrupt = nullptr;
+  // Called after every step (after progress and history.csv have it); returning false stops
+  // training after that step, with status "stopped", and everything is written as for a finished
+  // run. Empty: none. (The Python module records the history and runs its callbacks through it.)
+  std::function<bool(const solvers::StepInfo&)> on_step;
 };
 
 struct RunReport {

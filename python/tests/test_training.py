@@ -1,0 +1,156 @@
+"""Training from Python: callbacks (reading losses, stopping), the GIL, Ctrl-C, resume."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import jetpde
+
+
+def _solve(problem, tmp_path, steps=10, **kw):
+    return jetpde.solve(problem, stages=[jetpde.Adam(steps=steps)], seed=0,
+                        output_dir=tmp_path / "run", **kw)
+
+
+def test_callback_sees_every_step_and_its_losses(tiny_problem, tmp_path):
+    seen = []
+    sol = _solve(tiny_problem, tmp_path, callback=seen.append)
+    assert [i.step for i in seen] == list(range(1, 11))
+    info = seen[-1]
+    assert isinstance(info, jetpde.StepInfo)
+    assert info.stage == "adam" and info.learning_rate == pytest.approx(1e-3)
+    assert set(info.losses) == set(sol.loss_terms) == set(info.weights)
+    assert info.loss == sol.history["loss"][-1]
+    assert info.losses["pde"] == sol.history["loss_pde"][-1]
+    assert info.seconds >= seen[0].seconds >= 0
+    assert "StepInfo(step=10" in repr(info)
+
+
+def test_callback_every(tiny_problem, tmp_path):
+    steps = []
+    _solve(tiny_problem, tmp_path, steps=12, callback=lambda i: steps.append(i.step),
+           callback_every=5)
+    assert steps == [5, 10]
+    with pytest.raises(jetpde.Error, match="callback_every: 0"):
+        _solve(tiny_problem, tmp_path, callback=print, callback_every=0)
+
+
+def test_callback_returning_false_stops(tiny_problem, tmp_path):
+    sol = _solve(tiny_problem, tmp_path, steps=50, callback=lambda i: i.step < 4)
+    assert sol.status == "stopped" and sol.step == 4
+    assert len(sol.history["loss"]) == 4
+    # Everything a finished run writes, the checkpoint at the step it stopped.
+    assert jetpde.load_run(tmp_path / "run").step == 4
+
+
+def test_callback_returning_none_goes_on(tiny_problem, tmp_path):
+    sol = _solve(tiny_problem, tmp_path, callback=lambda i: None)
+    assert sol.status == "finished" and sol.step == 10
+
+
+def test_callback_exception_stops_and_propagates(tiny_problem, tmp_path):
+    calls = []
+
+    def boom(info):
+        calls.append(info.step)
+        if info.step == 3:
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        _solve(tiny_problem, tmp_path, steps=50, callback=boom)
+    assert calls == [1, 2, 3]
+    assert jetpde.load_run(tmp_path / "run").step == 3
+
+
+def test_training_releases_the_gil(tiny_problem, tmp_path):
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        started = time.monotonic()
+        _solve(tiny_problem, tmp_path, steps=1000)
+        elapsed = time.monotonic() - started
+    finally:
+        done.set()
+        t.join()
+    # The other thread ran while training: about one tick per millisecond of it when it gets a
+    # core; holding the GIL, solve() would let it tick only before and after.
+    assert len(ticks) > 0.05 * elapsed * 1000
+
+
+def test_ctrl_c_stops_between_steps_and_returns(tiny_problem, tmp_path, capfd):
+    sent = threading.Event()
+
+    def on_step(info):
+        if info.step == 3:
+            # SIGINT from another thread, as a terminal's Ctrl-C would arrive.
+            threading.Thread(target=lambda: (os.kill(os.getpid(), signal.SIGINT),
+                                             sent.set())).start()
+            sent.wait(5)
+
+    before = signal.getsignal(signal.SIGINT)
+    sol = _solve(tiny_problem, tmp_path, steps=10000, callback=on_step)
+    assert sol.status == "interrupted"
+    assert 3 <= sol.step <= 4
+    assert np.all(np.isfinite(sol.evaluate(np.array([[0.0, 0.5]]))))
+    assert jetpde.load_run(tmp_path / "run").step == sol.step
+    assert "interrupted at step" in capfd.readouterr().err
+    # Python's own handler is back: the next Ctrl-C is a KeyboardInterrupt again.
+    assert signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+
+
+def test_resume_after_an_interrupt(tiny_problem, tmp_path):
+    stopped = _solve(tiny_problem, tmp_path, steps=8, callback=lambda i: i.step < 5)
+    assert stopped.step == 5
+    resumed = _solve(tiny_problem, tmp_path, steps=8, resume=True)
+    straight = jetpde.solve(tiny_problem, stages=[jetpde.Adam(steps=8)], seed=0,
+                            output_dir=tmp_path / "straight")
+    assert resumed.step == 8 and resumed.status == "finished"
+    assert np.array_equal(resumed.theta, straight.theta)
+
+
+def test_max_steps_caps_every_stage(tiny_problem, tmp_path):
+    sol = jetpde.solve(tiny_problem, stages=[jetpde.Adam(steps=100), jetpde.LBFGS(steps=100)],
+                       max_steps=3, output_dir=tmp_path / "run")
+    assert sol.step == 6
+    assert sol.history["stage"] == ["adam"] * 3 + ["lbfgs"] * 3
+
+
+def test_solve_refuses_what_it_cannot_run(tmp_path):
+    with pytest.raises(TypeError, match="expected a jetpde.Config"):
+        jetpde.solve(42)
+    with pytest.raises(jetpde.Error, match="no checkpoint"):
+        jetpde.solve(jetpde.Problem(domain=jetpde.geometry.Interval(0, 1), equations=["u_xx"]),
+                     output_dir=tmp_path / "empty", resume=True)
+
+
+def test_solve_from_a_path(tmp_path):
+    from conftest import EXAMPLES
+    sol = jetpde.solve(EXAMPLES / "heat.yaml", output_dir=tmp_path / "heat", max_steps=2,
+                       progress="none")
+    assert sol.status == "finished" and sol.step >= 2
+
+
+def test_solve_in_another_thread(tiny_problem, tmp_path):
+    # Signals stay with Python there; training runs and returns as in the main thread.
+    out = {}
+    before = signal.getsignal(signal.SIGINT)
+    t = threading.Thread(target=lambda: out.setdefault("sol", _solve(tiny_problem, tmp_path)))
+    t.start()
+    t.join()
+    assert out["sol"].status == "finished" and out["sol"].step == 10
+    assert signal.getsignal(signal.SIGINT) is before
