@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <numbers>
+#include <random>
 
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
@@ -301,6 +303,49 @@ TEST(Trainer, StopConditionsEndAfterAStepWithACheckpoint) {
   Trainer t(obj, {{.steps = 1}});
   expect_user_error([&] { t.stop_when({.max_seconds = -1}); },
                     "trainer: the time budget must not be negative");
+}
+
+// The trainer's numbers are pinned: a short run through Adam (annealing weights, resampling),
+// AdamW and L-BFGS ends with the loss and parameters the trainer gave before its stages became
+// registered optimizers behind one loop (to 1 ulp; fp64, this build). A change that alters any
+// step of the arithmetic, the order of weight updates, resampling or evaluations shows here.
+TEST(Trainer, AShortAdamAdamwLbfgsRunIsPinned) {
+  const auto resampler = [](int step, const Eigen::VectorXd&) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(step));
+    std::uniform_real_distribution<double> u(0, 1);
+    MatrixD x(32, 1);
+    for (auto& v : x.reshaped()) v = u(rng);
+    return Bindings{{"x", x}};
+  };
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const std::vector<Stage> stages{
+      {.name = "adam", .steps = 20, .adam = {.schedule = {.lr = 1e-2}}},
+      {.name = "adamw",
+       .steps = 10,
+       .adam = {.schedule = {.kind = nn::Schedule::Kind::exponential,
+                             .lr = 5e-3,
+                             .gamma = 0.9,
+                             .decay_steps = 3},
+                .weight_decay = 1e-3,
+                .decoupled = true}},
+      {.name = "lbfgs", .optimizer = Stage::Optimizer::lbfgs, .steps = 20}};
+  Trainer trainer(obj, stages,
+                  {.kind = Weighting::Kind::annealing, .initial = {1.0, 10.0}, .every = 5});
+  trainer.resample_every(10, resampler);
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(11));
+  const TrainResult r = trainer.train(theta);
+  ASSERT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  std::printf("  pinned: steps %d loss %a |theta|^2 %a\n  %s\n", r.steps, r.loss,
+              theta.squaredNorm(), r.message.c_str());
+  const auto within_ulp = [](double got, double want) {
+    return got == want || std::nextafter(got, want) == want;
+  };
+  EXPECT_EQ(r.steps, 50);
+  EXPECT_TRUE(within_ulp(r.loss, 0x1.ab22b31ba69eap+2)) << std::hexfloat << r.loss;
+  EXPECT_TRUE(within_ulp(theta.squaredNorm(), 0x1.0604b4fd3da9bp+5))
+      << std::hexfloat << theta.squaredNorm();
 }
 
 TEST(Trainer, BadConfiguration) {
