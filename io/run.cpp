@@ -339,7 +339,8 @@ std::vector<solvers::Stage> capped(std::vector<solvers::Stage> stages, int max_s
   if (max_steps > 0)
     for (solvers::Stage& s : stages) {
       s.steps = std::min(s.steps, max_steps);
-      s.adam.schedule.total_steps = std::min(s.adam.schedule.total_steps, max_steps);
+      if (auto* adam = std::any_cast<nn::AdamOptions>(&s.options))
+        adam->schedule.total_steps = std::min(adam->schedule.total_steps, max_steps);
     }
   return stages;
 }
