@@ -120,6 +120,37 @@ TEST(Trainer, ALossThatTurnsNaNStopsAndKeepsTheLastGoodParameters) {
       << r.message;
 }
 
+// The same fallback in the same loop for a line-search stage, whose loss is at the parameters it
+// ended with: non-finite at its start, it keeps the parameters it started from and checkpoints
+// them with the optimizer as constructed.
+TEST(Trainer, ALineSearchStageThatStartsNonFiniteKeepsItsStart) {
+  Graph g(DType::f64);
+  const Var a = g.param("a", {1, 1});
+  Objective obj({{"bad", sqrt(a) + 2.0}}, {a}, options());
+  Trainer trainer(
+      obj, {{.name = "adam", .steps = 2, .options = nn::AdamOptions{.schedule = {.lr = 1.0}}},
+            {.name = "lbfgs", .optimizer = "lbfgs", .steps = 10}});
+  std::vector<TrainerState> saved;
+  trainer.checkpoint_every(100, [&](const TrainerState& s) { saved.push_back(s); });
+  Eigen::VectorXd theta(1);
+  theta << 1.5;  // Adam's two steps of about -1 each end at -0.5: sqrt is NaN there
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::non_finite);
+  EXPECT_EQ(r.steps, 2);
+  EXPECT_LT(theta[0], 0);
+  EXPECT_EQ(r.message,
+            "stage 'lbfgs': the loss is not finite after step 2 (bad = nan); stopped, "
+            "the parameters are those the previous stage ended with");
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved[0].step, 2);
+  EXPECT_EQ(saved[0].stage, 1);
+  EXPECT_EQ(saved[0].stage_step, 0);
+  EXPECT_EQ(saved[0].theta[0], theta[0]);
+  EXPECT_EQ(saved[0].optimizer.kind, "lbfgs");
+  EXPECT_EQ(saved[0].optimizer.get<std::vector<std::int64_t>>("counts"),
+            (std::vector<std::int64_t>{0, 0, 0, 0}));  // as constructed
+}
+
 TEST(Objective, WeightsChunksAndCausalWeighting) {
   Graph g(DType::f64);
   const Var c = g.param("c", {1, 1});
