@@ -113,13 +113,18 @@ Trainer::Stop Trainer::after_step(StepInfo info, const Eigen::VectorXd& theta, b
     last_metrics_ = info.metrics;
   }
   history_.push_back(info);
+  Stop stop = Stop::none;
   if (callback_ && (info.step % callback_every_ == 0 || last) && !callback_(history_.back()))
-    return agreed(Stop::callback);
-  return last ? Stop::none : agreed(stop_due(history_.back()));
+    stop = Stop::callback;
+  else if (!last)
+    stop = stop_due(history_.back());
+  // Every rank asks after every step (whatever it found), so that the collective always meets.
+  return agreed(stop);
 }
 
-// With several ranks each decides on its own clock, flag and callback: the most urgent reason
-// (the largest) on any rank is every rank's, so that all stop after the same step.
+// With several ranks each decides on its own clock, flag and callback: the largest reason on any
+// rank (target > time_limit > interrupted > callback > none) is every rank's, so that all stop
+// after the same step.
 Trainer::Stop Trainer::agreed(Stop stop) const {
   const Communicator& comm = objective_.communicator();
   if (comm.size() == 1) return stop;
@@ -304,7 +309,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       const int kept_step = fall_back ? step - 1 : step;
       result.status = TrainResult::Status::non_finite;
       result.message =
-          non_finite_message(stage, step, kept_step, loss, si, start && k > 0, k > first);
+          non_finite_message(stage, step, kept_step, loss, si, start && first > 0, k > first);
       // The last checkpoint holds the kept parameters (and the optimizer as it was with them),
       // not those of an earlier periodic save.
       if (checkpointer_) {

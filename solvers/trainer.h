@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/adam.h"
+#include "nn/adam.h"  // the options of the built-in kinds (Stage::options)
 #include "nn/lbfgs.h"
 #include "solvers/objective.h"
 #include "solvers/optimizer.h"
@@ -85,7 +85,7 @@ struct TrainerState {
   int stage_step = 0;
   Eigen::VectorXd theta;
   std::vector<double> term_weights;  // per term
-  std::vector<double> slot_weights;  // per slot, as bound (an L-BFGS stage holds them fixed)
+  std::vector<double> slot_weights;  // per slot, as bound (a line-search stage holds them fixed)
   std::vector<double> slot_losses;   // per slot, the last evaluation's
   Bindings inputs;                   // by leaf name
   OptimizerState optimizer;          // of stages[stage]'s optimizer; empty: as constructed

@@ -229,6 +229,21 @@ TEST(Communicator, AStopOnOneRankStopsAllAfterTheSameStep) {
     EXPECT_EQ(r.steps, 7);
     EXPECT_EQ(r.message, "stage 'adam': interrupted after step 7");
   }
+  // A callback that stops rank 0 on the very last step: rank 1 learns it too (and neither waits
+  // for the other forever).
+  threads.clear();
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      Trainer trainer(*p[static_cast<std::size_t>(r)]->obj, {{.name = "adam", .steps = 10}});
+      trainer.on_step([&](const StepInfo& info) { return !(r == 0 && info.step == 10); });
+      Eigen::VectorXd theta = p[static_cast<std::size_t>(r)]->theta0();
+      result[r] = trainer.train(theta);
+    });
+  for (std::thread& t : threads) t.join();
+  for (const TrainResult& r : result) {
+    EXPECT_EQ(r.status, TrainResult::Status::stopped);
+    EXPECT_EQ(r.message, "stopped by a callback at step 10");
+  }
 }
 
 }  // namespace
