@@ -11,8 +11,12 @@
 //   adam    Adam (nn::AdamOptions; weight_decay as L2, or decoupled when options.decoupled)
 //   adamw   AdamW: Adam with decoupled weight decay (nn::AdamOptions, decoupled forced on)
 //   lbfgs   L-BFGS with a strong-Wolfe line search (nn::LbfgsOptions; max_iterations = steps)
-// Adding one: a file solvers/optimizers/<name>.cpp with its class and a factory, and one entry
-// in the table in optimizer.cpp (or register_optimizer at run time, as a test does).
+// Adding one: a file solvers/optimizers/<name>.cpp with its class and a factory, and in
+// optimizer.cpp the factory's declaration and one entry of the table (or register_optimizer at
+// run time, as tests/solvers/optimizer_test.cpp does). The factory gets the stage (its steps and
+// options) and the parameter layout (the shapes of the parameters, for per-layer state). A config
+// reaches it once io/config_schema.cpp lists its name and keys and io/config.cpp's build_stage
+// fills its options.
 //
 // What the trainer needs to know of a kind, it asks (OptimizerKind, Optimizer):
 //   line_search         its steps take several evaluations and need one fixed objective: the
