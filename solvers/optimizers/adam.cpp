@@ -23,9 +23,15 @@ class AdamOptimizer final : public Optimizer {
   int state_vectors() const override { return 2; }
 
   // The layout checkpoints have always had: adam/m, adam/v, adam/t.
+  // Taken before every step when checkpoints are written (the non-finite fallback keeps it):
+  // the moments are moved in, not copied twice (an initializer list would copy).
   OptimizerState state() const override {
-    const nn::Adam::State s = adam_.state();
-    return {.kind = "adam", .values = {{"m", s.m}, {"v", s.v}, {"t", std::int64_t{s.t}}}};
+    nn::Adam::State s = adam_.state();
+    OptimizerState out{.kind = "adam", .values = {}};
+    out.values.emplace("m", std::move(s.m));
+    out.values.emplace("v", std::move(s.v));
+    out.values.emplace("t", std::int64_t{s.t});
+    return out;
   }
   void restore(const OptimizerState& state) override {
     if (state.empty()) return;
