@@ -1,6 +1,9 @@
 #include "io/checkpoint.h"
 
 #include <sstream>
+#include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include "autodiff/errors.h"
 #include "io/hdf5_read.h"
@@ -9,7 +12,10 @@
 namespace jetpde::io {
 namespace {
 
-constexpr const char* kFormat = "jetpde checkpoint 1";
+// Version 2 saves the optimizer state as named values of its kind's group, with an index; version
+// 1 (before optimizers were registered kinds) always wrote both adam/ and lbfgs/ in a fixed layout.
+constexpr const char* kFormat = "jetpde checkpoint 2";
+constexpr const char* kFormat1 = "jetpde checkpoint 1";
 
 std::vector<double> as_vector(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
 
@@ -17,18 +23,112 @@ Eigen::VectorXd as_eigen(const std::vector<double>& v) {
   return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
 }
 
-// (s, y) pairs as the rows of one matrix.
-MatrixD stack(const std::vector<Eigen::VectorXd>& rows, Eigen::Index n) {
-  MatrixD m(static_cast<Eigen::Index>(rows.size()), n);
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    m.row(static_cast<Eigen::Index>(i)) = rows[i].transpose().array();
-  return m;
+// The index of an optimizer state, "<name> <type>" lines, says which datasets to read as what.
+namespace types {
+constexpr std::string_view real = "real";          // f64, rank 0
+constexpr std::string_view integer = "integer";    // i64, rank 0
+constexpr std::string_view integers = "integers";  // i64, rank 1
+constexpr std::string_view vector = "vector";      // f64, rank 1
+constexpr std::string_view matrix = "matrix";      // f64, rank 2
+constexpr std::string_view text = "text";          // a string
+}  // namespace types
+
+// A name that is one HDF5 path component and one word of the index.
+bool plain_name(const std::string& name) {
+  return !name.empty() && name.find_first_of("/\n ") == std::string::npos;
 }
 
-std::vector<Eigen::VectorXd> unstack(const MatrixD& m) {
-  std::vector<Eigen::VectorXd> rows;
-  for (Eigen::Index i = 0; i < m.rows(); ++i) rows.push_back(m.row(i).transpose().matrix());
-  return rows;
+void write_optimizer(Hdf5Writer& w, const solvers::OptimizerState& o) {
+  w.write_string("optimizer", o.kind);
+  if (o.empty()) return;
+  // Not one of the file's other groups.
+  if (!plain_name(o.kind) || o.kind == "inputs" || o.kind == "weights" || o.kind == "rng")
+    throw UserError("checkpoint: optimizer state kind '" + o.kind + "' is not a plain name");
+  std::string index;
+  for (const auto& [name, value] : o.values) {
+    if (!plain_name(name) || name == "entries")
+      throw UserError("checkpoint: optimizer state '" + o.kind + "': '" + name +
+                      "' is not a plain name");
+    const std::string path = o.kind + "/" + name;
+    const std::string_view type = std::visit(
+        [&](const auto& v) -> std::string_view {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, double>) {
+            w.write_scalar(path, v);
+            return types::real;
+          } else if constexpr (std::is_same_v<T, std::int64_t>) {
+            w.write_scalar(path, v);
+            return types::integer;
+          } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+            w.write(path, v);
+            return types::integers;
+          } else if constexpr (std::is_same_v<T, Eigen::VectorXd>) {
+            w.write(path, as_vector(v));
+            return types::vector;
+          } else if constexpr (std::is_same_v<T, MatrixD>) {
+            w.write(path, v);
+            return types::matrix;
+          } else {
+            w.write_string(path, v);
+            return types::text;
+          }
+        },
+        value);
+    index += name + " " + std::string(type) + "\n";
+  }
+  w.write_string(o.kind + "/entries", index);
+}
+
+solvers::OptimizerState read_optimizer(const std::string& f) {
+  solvers::OptimizerState o;
+  o.kind = read_string_dataset(f, "optimizer");
+  if (o.empty()) return o;
+  std::stringstream index(read_string_dataset(f, o.kind + "/entries"));
+  for (std::string name, type; index >> name >> type;) {
+    const std::string path = o.kind + "/" + name;
+    if (type == types::real)
+      o.values[name] = read_dataset(f, path).values.at(0);
+    else if (type == types::integer)
+      o.values[name] = read_int_dataset(f, path).at(0);
+    else if (type == types::integers)
+      o.values[name] = read_int_dataset(f, path);
+    else if (type == types::vector)
+      o.values[name] = as_eigen(read_dataset(f, path).values);
+    else if (type == types::matrix)
+      o.values[name] = read_dataset(f, path).matrix();
+    else if (type == types::text)
+      o.values[name] = read_string_dataset(f, path);
+    else
+      throw UserError(f + ": " + o.kind + "/entries: unknown type '" + type + "' of '" + name +
+                      "'");
+  }
+  return o;
+}
+
+// Version 1 wrote the state of both kinds, that of the stage's optimizer filled and the other's
+// as constructed (empty vectors, zero counts): the filled one is the state; when both are
+// empty, the stage's optimizer was as constructed. The values are named as version 2 names them.
+solvers::OptimizerState read_optimizer_v1(const std::string& f) {
+  solvers::OptimizerState o;
+  const std::vector<std::int64_t> counts = read_int_dataset(f, "lbfgs/counts");
+  const Eigen::VectorXd g = as_eigen(read_dataset(f, "lbfgs/g").values);
+  if (g.size() > 0 || counts.at(0) != 0 || counts.at(1) != 0 || counts.at(2) != 0) {
+    o.kind = "lbfgs";
+    o.values = {{"s", read_dataset(f, "lbfgs/s").matrix()},
+                {"y", read_dataset(f, "lbfgs/y").matrix()},
+                {"g", g},
+                {"f", read_dataset(f, "lbfgs/f").values.at(0)},
+                {"counts", counts},
+                {"detail", read_string_dataset(f, "lbfgs/detail")}};
+    return o;
+  }
+  const Eigen::VectorXd m = as_eigen(read_dataset(f, "adam/m").values);
+  const std::int64_t t = read_int_dataset(f, "adam/t").at(0);
+  if (m.size() > 0 || t != 0) {
+    o.kind = "adam";
+    o.values = {{"m", m}, {"v", as_eigen(read_dataset(f, "adam/v").values)}, {"t", t}};
+  }
+  return o;
 }
 
 void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
@@ -42,18 +142,7 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write("weights/term", s.term_weights);
   w.write("weights/slot", s.slot_weights);
   w.write("slot_losses", s.slot_losses);
-  w.write("adam/m", as_vector(s.adam.m));
-  w.write("adam/v", as_vector(s.adam.v));
-  w.write_scalar("adam/t", std::int64_t{s.adam.t});
-  const Eigen::Index n = s.theta.size();
-  w.write("lbfgs/s", stack(s.lbfgs.s, n));
-  w.write("lbfgs/y", stack(s.lbfgs.y, n));
-  w.write("lbfgs/g", as_vector(s.lbfgs.g));
-  w.write_scalar("lbfgs/f", s.lbfgs.f);
-  w.write("lbfgs/counts", std::vector<std::int64_t>{s.lbfgs.iterations, s.lbfgs.evaluations,
-                                                    s.lbfgs.started ? 1 : 0,
-                                                    static_cast<std::int64_t>(s.lbfgs.stop)});
-  w.write_string("lbfgs/detail", s.lbfgs.detail);
+  write_optimizer(w, s.optimizer);
   std::string names;
   for (const auto& [name, value] : s.inputs) {
     w.write("inputs/" + name, value);
@@ -66,7 +155,7 @@ std::int64_t read_int(const std::string& file, const std::string& name) {
   return read_int_dataset(file, name).at(0);
 }
 
-solvers::TrainerState read_state(const std::string& f) {
+solvers::TrainerState read_state(const std::string& f, int version) {
   solvers::TrainerState s;
   s.step = static_cast<int>(read_int(f, "step"));
   s.stage = static_cast<int>(read_int(f, "stage"));
@@ -79,28 +168,7 @@ solvers::TrainerState read_state(const std::string& f) {
   s.term_weights = read_dataset(f, "weights/term").values;
   s.slot_weights = read_dataset(f, "weights/slot").values;
   s.slot_losses = read_dataset(f, "slot_losses").values;
-  s.adam.m = as_eigen(read_dataset(f, "adam/m").values);
-  s.adam.v = as_eigen(read_dataset(f, "adam/v").values);
-  s.adam.t = static_cast<int>(read_int(f, "adam/t"));
-  const Eigen::Index n = s.theta.size();
-  const auto pairs = [&](const char* name) {
-    Dataset d = read_dataset(f, name);
-    const Eigen::Index rows = d.values.empty() ? 0 : static_cast<Eigen::Index>(d.values.size()) / n;
-    MatrixD m(rows, n);
-    for (Eigen::Index i = 0; i < rows; ++i)
-      for (Eigen::Index j = 0; j < n; ++j) m(i, j) = d.values[static_cast<std::size_t>(i * n + j)];
-    return unstack(m);
-  };
-  s.lbfgs.s = pairs("lbfgs/s");
-  s.lbfgs.y = pairs("lbfgs/y");
-  s.lbfgs.g = as_eigen(read_dataset(f, "lbfgs/g").values);
-  s.lbfgs.f = read_dataset(f, "lbfgs/f").values.at(0);
-  const std::vector<std::int64_t> counts = read_int_dataset(f, "lbfgs/counts");
-  s.lbfgs.iterations = static_cast<int>(counts.at(0));
-  s.lbfgs.evaluations = static_cast<int>(counts.at(1));
-  s.lbfgs.started = counts.at(2) != 0;
-  s.lbfgs.stop = static_cast<nn::LbfgsStop>(counts.at(3));
-  s.lbfgs.detail = read_string_dataset(f, "lbfgs/detail");
+  s.optimizer = version == 1 ? read_optimizer_v1(f) : read_optimizer(f);
   std::stringstream names(read_string_dataset(f, "inputs/names"));
   for (std::string name; std::getline(names, name);)
     if (!name.empty()) s.inputs[name] = read_dataset(f, "inputs/" + name).matrix();
@@ -120,13 +188,14 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
-  if (read_root_attribute(path, "format") != kFormat)
+  const std::string format = read_root_attribute(path, "format");
+  if (format != kFormat && format != kFormat1)
     throw UserError(path + ": not a jetpde checkpoint (no format attribute '" +
                     std::string(kFormat) + "')");
   Checkpoint c;
   c.config = read_string_dataset(path, "config");
   c.seed = static_cast<std::uint64_t>(read_int(path, "rng/seed"));
-  c.state = read_state(path);
+  c.state = read_state(path, format == kFormat1 ? 1 : 2);
   return c;
 }
 

@@ -7,11 +7,18 @@
 //   seconds                the whole run's training time up to this state (resumed parts added)
 //   theta                  the parameters (network, then trainable constants), f64
 //   weights/term, weights/slot, slot_losses
-//   adam/m, adam/v, adam/t                                  (stage is Adam)
-//   lbfgs/s, lbfgs/y [pairs, n], lbfgs/g, lbfgs/f, ...      (stage is L-BFGS)
+//   optimizer              the kind of the stage's optimizer state ("adam", "lbfgs"; "" when it
+//                          was as constructed), whose values follow in its group:
+//   <kind>/<name>          each value of the state (OptimizerState: the writer knows no kinds)
+//   <kind>/entries         "<name> <type>" lines: real, integer, integers, vector, matrix, text
+//     adam/m, adam/v, adam/t                                 (Adam and AdamW)
+//     lbfgs/s, lbfgs/y [pairs, n], lbfgs/g, lbfgs/f, lbfgs/counts, lbfgs/detail     (L-BFGS)
 //   inputs/<name>          the point sets bound at that step; inputs/names lists them
 //   rng/seed, rng/step     every random draw (points, resampling, NTK probes) is a function of
 //                          the seed and the step number, so these two are the whole RNG state
+// The format attribute is "jetpde checkpoint 2". Format 1 files (before optimizer states were
+// named values: both adam/ and lbfgs/ always written, without `optimizer` and the index) are
+// read too: their filled group is the state.
 #pragma once
 
 #include <cstdint>

@@ -494,26 +494,34 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
   }
 }
 
+// A stage's options are those of its optimizer's kind; a new kind's keys go into the schema and
+// here.
 solvers::Stage build_stage(const YAML::Node& s) {
   solvers::Stage stage;
   const std::string optimizer = s["optimizer"].as<std::string>();
   stage.name = s["name"] ? s["name"].as<std::string>() : optimizer;
-  stage.optimizer =
-      optimizer == "lbfgs" ? solvers::Stage::Optimizer::lbfgs : solvers::Stage::Optimizer::adam;
+  stage.optimizer = optimizer;
   stage.steps = s["steps"].as<int>();
-  stage.adam.schedule = {.kind = nn::schedule_kind_from_name(s["schedule"].as<std::string>()),
-                         .lr = s["learning_rate"].as<double>(),
-                         .gamma = s["decay_rate"].as<double>(),
-                         .decay_steps = s["decay_steps"].as<int>(),
-                         .total_steps = stage.steps,
-                         .min_lr = s["min_learning_rate"].as<double>(),
-                         .warmup_steps = s["warmup_steps"].as<int>()};
-  stage.adam.weight_decay = s["weight_decay"].as<double>();
-  stage.adam.decoupled = optimizer == "adamw";
-  stage.lbfgs.history = s["history"].as<int>();
-  stage.lbfgs.gradient_tolerance = s["gradient_tolerance"].as<double>();
-  stage.lbfgs.function_tolerance = s["function_tolerance"].as<double>();
-  stage.lbfgs.max_evaluations = s["max_evaluations"].as<int>();
+  if (optimizer == "lbfgs") {
+    stage.options = nn::LbfgsOptions{
+        .history = s["history"].as<int>(),
+        .max_evaluations = s["max_evaluations"].as<int>(),
+        .gradient_tolerance = s["gradient_tolerance"].as<double>(),
+        .function_tolerance = s["function_tolerance"].as<double>(),
+    };
+  } else {
+    stage.options = nn::AdamOptions{
+        .schedule = {.kind = nn::schedule_kind_from_name(s["schedule"].as<std::string>()),
+                     .lr = s["learning_rate"].as<double>(),
+                     .gamma = s["decay_rate"].as<double>(),
+                     .decay_steps = s["decay_steps"].as<int>(),
+                     .total_steps = stage.steps,
+                     .min_lr = s["min_learning_rate"].as<double>(),
+                     .warmup_steps = s["warmup_steps"].as<int>()},
+        .weight_decay = s["weight_decay"].as<double>(),
+        .decoupled = optimizer == "adamw",
+    };
+  }
   return stage;
 }
 
@@ -530,7 +538,7 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
       run.stages.push_back(
           r.at(stages[i]["optimizer"] ? stages[i]["optimizer"] : stages[i]["steps"], path, [&] {
             solvers::Stage s = build_stage(stages[i]);
-            s.adam.schedule.validate();
+            solvers::make_optimizer(s, {});  // checks the options (the schedule's too)
             return s;
           }));
     }
@@ -694,11 +702,11 @@ void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
                  bytes_text(available) + " of memory available" +
                  (advice.empty() ? "" : "; " + advice));
   };
-  int lbfgs_history = 0;
+  // The parameters and their gradient, and the largest optimizer state of any stage.
+  int state_vectors = 0;
   for (const auto& s : run.stages)
-    if (s.optimizer == solvers::Stage::Optimizer::lbfgs)
-      lbfgs_history = std::max(lbfgs_history, s.lbfgs.history);
-  refuse(c["network"]["hidden"], "network", parameters * 8 * (4 + 2.0 * lbfgs_history),
+    state_vectors = std::max(state_vectors, solvers::make_optimizer(s, {})->state_vectors());
+  refuse(c["network"]["hidden"], "network", parameters * 8 * (2.0 + state_vectors),
          "a network of " + nn::detail::short_number(parameters, 3) +
              " parameters (with the optimizer's state)");
   const double per_point = (widths + d + fields) * jets * 8 * 2;

@@ -68,16 +68,14 @@ std::vector<std::string> wrap(const std::vector<std::string>& pieces, std::size_
   return lines;
 }
 
-// Time left: the rest of this stage at its measured rate, later Adam stages at the same rate;
-// an L-BFGS stage (this one or a later one) runs at most its iterations.
+// Time left: the rest of this stage at its measured rate, later stages at the same rate; a
+// line-search stage (L-BFGS; this one or a later one) may end early: at most its steps.
 std::string Progress::eta(const solvers::StepInfo& info) const {
   const int done = info.step - stage_begin_step_;
   const double elapsed = info.seconds - stage_begin_seconds_;
   if (done <= 0 || elapsed <= 0 || stage_ >= stages_.size()) return "";
   const double rate = done / elapsed;
-  const auto is_lbfgs = [&](std::size_t k) {
-    return stages_[k].optimizer == solvers::Stage::Optimizer::lbfgs;
-  };
+  const auto is_lbfgs = [&](std::size_t k) { return stages_[k].line_search(); };
   const int left = std::max(0, stage_end_step_ - info.step);
   double adam_seconds = is_lbfgs(stage_) ? 0 : left / rate;
   int lbfgs_later = 0;

@@ -106,7 +106,8 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
   if (o.max_steps > 0)
     for (solvers::Stage& stage : s.stages) {
       stage.steps = std::min(stage.steps, o.max_steps);
-      stage.adam.schedule.total_steps = std::min(stage.adam.schedule.total_steps, o.max_steps);
+      if (auto* adam = std::any_cast<nn::AdamOptions>(&stage.options))
+        adam->schedule.total_steps = std::min(adam->schedule.total_steps, o.max_steps);
     }
   s.weighting = c.weighting;
   s.seed = c.seed;

@@ -1,5 +1,6 @@
 #include "solvers/objective.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <unordered_set>
@@ -17,8 +18,11 @@ std::string probe_name(std::size_t term) { return "__jetpde_probe" + std::to_str
 }  // namespace
 
 Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
-                     compiler::CompileOptions options)
-    : terms_(std::move(terms)), params_(std::move(params)), options_(std::move(options)) {
+                     compiler::CompileOptions options, const Communicator& communicator)
+    : terms_(std::move(terms)),
+      params_(std::move(params)),
+      options_(std::move(options)),
+      communicator_(&communicator) {
   if (terms_.empty()) throw UserError("objective: no loss terms");
   if (params_.empty()) throw UserError("objective: no parameters to train");
   layout_ = nn::ParameterLayout(params_);
@@ -107,13 +111,36 @@ Eigen::VectorXd Objective::gradient_from(const compiler::Executable& exe, std::s
   return g;
 }
 
+void Objective::average(std::span<double> values) const {
+  if (communicator_->size() == 1) return;
+  communicator_->allreduce_sum(values);
+  const double ranks = communicator_->size();
+  for (double& v : values) v /= ranks;
+}
+
 double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
   bind(*step_, theta);
   step_->run();
   for (std::size_t k = 0; k < slot_losses_.size(); ++k)
     slot_losses_[k] = step_->output(1 + k)(0, 0);
   if (gradient) *gradient = gradient_from(*step_, 1 + slot_losses_.size());
-  return step_->output(0)(0, 0);
+  double loss = step_->output(0)(0, 0);
+  // The one place where the ranks' losses and gradients meet: one message with the loss, the
+  // slot losses and the gradient, averaged. Every rank then holds the same numbers, so every
+  // optimizer (a line search too) takes the same step everywhere.
+  if (communicator_->size() > 1) {
+    const std::size_t slots = slot_losses_.size();
+    const Eigen::Index n = gradient ? gradient->size() : 0;
+    std::vector<double> all(1 + slots + static_cast<std::size_t>(n));
+    all[0] = loss;
+    std::copy(slot_losses_.begin(), slot_losses_.end(), all.begin() + 1);
+    if (gradient) std::copy(gradient->data(), gradient->data() + n, all.begin() + 1 + slots);
+    average(all);
+    loss = all[0];
+    std::copy(all.begin() + 1, all.begin() + 1 + slots, slot_losses_.begin());
+    if (gradient) std::copy(all.begin() + 1 + slots, all.end(), gradient->data());
+  }
+  return loss;
 }
 
 std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& theta) {
@@ -127,8 +154,10 @@ std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& th
   bind(*term_gradients_, theta);
   term_gradients_->run();
   std::vector<Eigen::VectorXd> out;
-  for (std::size_t t = 0; t < terms_.size(); ++t)
+  for (std::size_t t = 0; t < terms_.size(); ++t) {
     out.push_back(gradient_from(*term_gradients_, t * params_.size()));
+    average({out.back().data(), static_cast<std::size_t>(out.back().size())});
+  }
   return out;
 }
 
@@ -162,6 +191,7 @@ std::vector<double> Objective::ntk_traces(const Eigen::VectorXd& theta, int prob
       traces[t] += gradient_from(*probes_, t * params_.size()).squaredNorm() / n / probes;
     }
   }
+  average(traces);
   return traces;
 }
 

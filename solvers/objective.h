@@ -12,11 +12,18 @@
 // contiguous blocks of rows, each with its own loss and weight (causal weighting over time
 // slabs). Two more compiled steps are built on first use: per-term gradients (learning-rate
 // annealing) and Hutchinson probes of the per-term NTK traces (NTK weighting).
+//
+// With several ranks (a Communicator of size > 1) each rank binds its own points, and evaluate()
+// is the one place where the ranks meet: the loss, the slot losses and the gradient are averaged
+// over the ranks there (one allreduce_sum of all of them, then / size(); every rank has as many
+// points, so the average of the ranks' means is the mean over all points). term_gradients and
+// ntk_traces average the same way. Serial (size 1) nothing is reduced.
 #pragma once
 
 #include <Eigen/Core>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +31,7 @@
 #include "autodiff/ir.h"
 #include "compiler/executable.h"
 #include "nn/parameters.h"
+#include "solvers/communicator.h"
 
 namespace jetpde::solvers {
 
@@ -36,9 +44,11 @@ struct LossTerm {
 class Objective {
  public:
   // UserError for an empty or repeated name, residuals of different graphs, a chunk count that
-  // does not divide the rows, or no parameters.
+  // does not divide the rows, or no parameters. The communicator is not owned: it must outlive
+  // the objective.
   Objective(std::vector<LossTerm> terms, std::vector<Var> params,
-            compiler::CompileOptions options = compiler::CompileOptions::from_environment());
+            compiler::CompileOptions options = compiler::CompileOptions::from_environment(),
+            const Communicator& communicator = serial_communicator());
   ~Objective();
 
   // Binds inputs (points, normals, data) by leaf name; UserError for an unknown name or shape.
@@ -55,7 +65,7 @@ class Objective {
   const std::vector<LossTerm>& terms() const { return terms_; }
 
   // The weighted loss at theta; the gradient too when asked. Then slot_losses() holds each
-  // slot's unweighted loss.
+  // slot's unweighted loss. All of them averaged over the ranks (see above).
   double evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient = nullptr);
   const std::vector<double>& slot_losses() const { return slot_losses_; }
   // Puts back slot losses saved from an earlier evaluation (a trainer resuming from a checkpoint:
@@ -72,15 +82,19 @@ class Objective {
   const nn::ParameterLayout& layout() const { return layout_; }
   const std::vector<Var>& params() const { return params_; }
   const compiler::Executable& executable() const;
+  const Communicator& communicator() const { return *communicator_; }
 
  private:
   void bind(compiler::Executable& exe, const Eigen::VectorXd& theta);
   Eigen::VectorXd gradient_from(const compiler::Executable& exe, std::size_t first) const;
+  // The ranks' average of `values`, in place (nothing to do with one rank).
+  void average(std::span<double> values) const;
 
   std::vector<LossTerm> terms_;
   std::vector<Var> params_;
   nn::ParameterLayout layout_;
   compiler::CompileOptions options_;
+  const Communicator* communicator_;
   std::vector<std::string> slot_names_;
   std::vector<int> slot_term_;
   std::vector<double> weights_, slot_losses_;

@@ -186,7 +186,7 @@ Problem::~Problem() = default;
 
 MatrixD Problem::interior_points(std::uint64_t seed) const {
   geometry::SampleOptions o = spec_.sampling;
-  o.seed = term_seed(seed, 0);
+  o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0);
   MatrixD p =
       geometry::sample_interior(*spec_.domain, static_cast<std::size_t>(spec_.interior_points), o)
           .points;
@@ -211,7 +211,7 @@ void Problem::sample_condition(const Condition& c, std::size_t k, std::uint64_t 
                                Bindings& out) const {
   using Kind = Condition::Kind;
   geometry::SampleOptions o = spec_.sampling;
-  o.seed = term_seed(seed, k + 1);
+  o.seed = term_seed(rank_seed(seed, communicator_->rank()), k + 1);
   const auto n = static_cast<std::size_t>(c.points);
   if (c.kind == Kind::data) {
     out[points_name(k)] = c.data_points;
@@ -258,7 +258,8 @@ void Problem::sample_condition(const Condition& c, std::size_t k, std::uint64_t 
   }
 }
 
-Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
+Problem::Problem(ProblemSpec spec, const Communicator& communicator)
+    : spec_(std::move(spec)), communicator_(&communicator) {
   using Kind = Condition::Kind;
   if (!spec_.domain) throw UserError("problem: no domain");
   const equations::Context& ctx = spec_.context;
@@ -460,7 +461,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     params_.push_back(g.param(spec_.param_prefix + s->name, {1, 1}));
     pde_params_.push_back(s->name);
   }
-  objective_ = std::make_unique<Objective>(std::move(terms), params_, compile_);
+  objective_ = std::make_unique<Objective>(std::move(terms), params_, compile_, *communicator_);
   objective_->set_inputs(points);
   std::vector<double> slot_weights;
   for (int s = 0; s < objective_->slots(); ++s) {
@@ -644,7 +645,7 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
                     std::to_string(candidates) + ") as interior points (" + std::to_string(n) +
                     ")");
   geometry::SampleOptions o = spec_.sampling;
-  o.seed = term_seed(seed, 0) ^ 0x5bd1e995ULL;
+  o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0) ^ 0x5bd1e995ULL;
   const MatrixD pool =
       geometry::sample_interior(*spec_.domain, static_cast<std::size_t>(candidates), o).points;
   if (!candidate_residual_ || candidate_rows_ != pool.rows()) {

@@ -49,6 +49,7 @@
 #include "geometry/geometry.h"
 #include "geometry/sampler.h"
 #include "nn/network.h"
+#include "solvers/communicator.h"
 #include "solvers/objective.h"
 
 namespace jetpde::solvers {
@@ -143,7 +144,9 @@ class Problem {
   // condition or equation, for anything that does not fit: coordinates that differ from the
   // domain's, an unknown field, an empty boundary piece, an initial condition without time, a
   // periodic coordinate the domain is not a box in, data of the wrong shape.
-  explicit Problem(ProblemSpec spec);
+  // Points are sampled with rank_seed(seed, communicator.rank()): each rank its own, rank 0 (and
+  // a serial run) those of `seed`. The communicator is not owned and must outlive the problem.
+  explicit Problem(ProblemSpec spec, const Communicator& communicator = serial_communicator());
   ~Problem();
 
   Objective& objective() { return *objective_; }
@@ -170,8 +173,8 @@ class Problem {
                                      const std::map<std::string, std::string>& field_expressions,
                                      const std::map<std::string, Eigen::Index>& field_columns,
                                      const MatrixD& field_values);
-  // Every sampled point set drawn again with `seed` (same counts): bind with
-  // objective().set_inputs. Data points are not resampled.
+  // Every sampled point set drawn again with `seed` (same counts; this rank's: rank_seed): bind
+  // with objective().set_inputs. Data points are not resampled.
   Bindings resample(std::uint64_t seed) const;
   // Residual-based adaptive sampling (Wu et al. 2023, RAD): `candidates` interior points drawn
   // with `seed`, the interior points then drawn from them with probability proportional to
@@ -187,6 +190,7 @@ class Problem {
                         Bindings& out) const;
 
   ProblemSpec spec_;
+  const Communicator* communicator_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<nn::Network> network_;
   std::vector<Var> params_;

@@ -5,7 +5,7 @@
 //
 //   solvers::SolveOptions options;
 //   options.stages = {{.name = "adam", .steps = 5000,
-//                      .adam = {.schedule = {.lr = 1e-3}}}};
+//                      .options = nn::AdamOptions{.schedule = {.lr = 1e-3}}}};
 //   options.resample_every = 500;                                  // seed + step each time
 //   options.reference.expressions = {{"u", "sin(pi*x)*exp(-t)"}};  // or .function, or .data
 //   options.reference.every = 500;

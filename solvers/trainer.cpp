@@ -21,8 +21,15 @@ std::string sci(double x) { return nn::detail::short_number(x, 3); }
 Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weighting)
     : objective_(objective), stages_(std::move(stages)), weighting_(std::move(weighting)) {
   if (stages_.empty()) throw UserError("trainer: no stages");
-  for (const Stage& s : stages_)
+  for (const Stage& s : stages_) {
     if (s.steps < 1) throw UserError("trainer: stage '" + s.name + "' has no steps");
+    // Made now too (cheap: no state yet), so that a bad name or option fails before training.
+    try {
+      make_optimizer(s, objective_.layout());
+    } catch (const UserError& e) {
+      throw UserError(std::string("trainer: ") + e.what());
+    }
+  }
   const std::size_t terms = objective_.terms().size();
   term_weights_ = weighting_.initial;
   if (term_weights_.empty()) {
@@ -106,9 +113,24 @@ Trainer::Stop Trainer::after_step(StepInfo info, const Eigen::VectorXd& theta, b
     last_metrics_ = info.metrics;
   }
   history_.push_back(info);
+  Stop stop = Stop::none;
   if (callback_ && (info.step % callback_every_ == 0 || last) && !callback_(history_.back()))
-    return Stop::callback;
-  return last ? Stop::none : stop_due(history_.back());
+    stop = Stop::callback;
+  else if (!last)
+    stop = stop_due(history_.back());
+  // Every rank asks after every step (whatever it found), so that the collective always meets.
+  return agreed(stop);
+}
+
+// With several ranks each decides on its own clock, flag and callback: the largest reason on any
+// rank (target > time_limit > interrupted > callback > none) is every rank's, so that all stop
+// after the same step.
+Trainer::Stop Trainer::agreed(Stop stop) const {
+  const Communicator& comm = objective_.communicator();
+  if (comm.size() == 1) return stop;
+  double code = static_cast<double>(stop);
+  comm.allreduce_max({&code, 1});
+  return static_cast<Stop>(static_cast<int>(code));
 }
 
 Trainer::Stop Trainer::stop_due(const StepInfo& info) const {
@@ -137,12 +159,16 @@ void Trainer::set_stopped(Stop stop, const Stage& stage, int step, double loss,
       result.status = TrainResult::Status::time_limit;
       result.message = at + "the time budget is spent after step " + std::to_string(step);
       break;
-    case Stop::target:
+    case Stop::target: {
       result.status = TrainResult::Status::target_reached;
-      result.message =
-          at + stop_.target_metric + " " + sci(history_.back().metrics.at(stop_.target_metric)) +
-          " is below the target " + sci(stop_.target_error) + " at step " + std::to_string(step);
+      // Another rank's validation may have reached it (the ranks agree on stops).
+      const auto it = history_.back().metrics.find(stop_.target_metric);
+      result.message = at + stop_.target_metric + " " +
+                       (it != history_.back().metrics.end() ? sci(it->second) : "(another rank)") +
+                       " is below the target " + sci(stop_.target_error) + " at step " +
+                       std::to_string(step);
       break;
+    }
     case Stop::none:
       break;
   }
@@ -227,119 +253,100 @@ void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
   theta = state.theta;
 }
 
-bool Trainer::run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
-                       TrainResult& result) {
+std::string Trainer::non_finite_message(const Stage& stage, int step, int kept_step,
+                                        double kept_loss, std::size_t si, bool resumed,
+                                        bool kept) const {
+  std::string m = "stage '" + stage.name + "': the loss is not finite after step " +
+                  std::to_string(step) + " (" + non_finite_terms() + "); stopped, ";
+  if (kept)
+    return m + "kept the parameters of step " + std::to_string(kept_step) + " (loss " +
+           sci(kept_loss) + ")";
+  if (resumed)
+    return m + "the parameters are those it resumed with (step " + std::to_string(step) + ")";
+  if (si == 0) return m + "the parameters are the initial ones";
+  return m + "the parameters are those the previous stage ended with";
+}
+
+bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
+                        int& step, TrainResult& result) {
   const Stage& stage = stages_[si];
   const bool final_stage = si + 1 == stages_.size();
-  nn::Adam adam(stage.adam);
-  if (start) adam.restore(start->adam);
-  Eigen::VectorXd g, last_good = theta;
-  nn::Adam::State last_good_adam = adam.state();  // kept only when checkpoints are written
-  double last_good_loss = start ? start->loss : std::nan("");
-  // The state is copied (parameters, moments, point sets) only on the steps that save it.
-  const auto checkpoint = [&](int k, bool last) {
-    if (!checkpoint_due(step, last)) return;
-    TrainerState state = snapshot(step, static_cast<int>(si), k, theta);
-    state.adam = adam.state();
-    state.loss = last_good_loss;
-    checkpointer_(state);
+  const std::unique_ptr<Optimizer> optimizer = make_optimizer(stage, objective_.layout());
+  if (start) optimizer->restore(start->optimizer);
+  // A line search needs one objective: no resampling and no weight updates in its stage, the
+  // weights fixed at its start (a resumed stage keeps those it started with).
+  const bool fixed_objective = stage.line_search();
+  if (fixed_objective) objective_.set_weights(start ? start->slot_weights : slot_weights());
+  const Evaluate evaluate = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
+    return objective_.evaluate(x, &g);
   };
-  for (int k = start ? start->stage_step : 0; k < stage.steps; ++k) {
-    if (resampler_ && step > 0 && step % resample_every_ == 0)
-      objective_.set_inputs(resampler_(step, theta));
-    if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
-      update_weights(theta, step);
-    objective_.set_weights(slot_weights());
-    const double loss = objective_.evaluate(theta, &g);
-    if (!std::isfinite(loss) || !g.allFinite()) {
+  // The fallback when the loss stops being finite. An optimizer whose step reports the loss at
+  // the parameters it started from (Adam) learns that they were finite only then: the last
+  // finite ones are those before its previous step, and so is the state that goes with them
+  // (copied only when checkpoints are written). For one that reports the loss where it ended
+  // (L-BFGS), the current parameters are the last finite ones.
+  const bool before_update = optimizer->loss_before_update();
+  Eigen::VectorXd last_good, previous;
+  OptimizerState last_good_state, previous_state;
+  double loss = start ? start->loss : std::nan("");  // the last step's
+  const int first = start ? start->stage_step : 0;
+  for (int k = first; k < stage.steps; ++k) {
+    if (!fixed_objective) {
+      if (resampler_ && step > 0 && step % resample_every_ == 0)
+        objective_.set_inputs(resampler_(step, theta));
+      if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
+        update_weights(theta, step);
+      objective_.set_weights(slot_weights());
+    }
+    if (before_update) {
+      previous = theta;
+      if (checkpointer_) previous_state = optimizer->state();
+    }
+    const Optimizer::Step s = optimizer->step(evaluate, theta);
+    if (s.kind == Optimizer::Step::Kind::non_finite) {
+      const bool fall_back = before_update && k > first;
+      if (fall_back) theta = last_good;
+      const int kept_step = fall_back ? step - 1 : step;
       result.status = TrainResult::Status::non_finite;
-      result.message = "stage '" + stage.name + "': the loss is not finite after step " +
-                       std::to_string(step) + " (" + non_finite_terms() + "); stopped, ";
-      if (k == 0 && si == 0) {
-        result.message += "the parameters are the initial ones";
-      } else if (k == 0) {
-        result.message += "the parameters are those the previous stage ended with";
-      } else {
-        theta = last_good;
-        result.message += "kept the parameters of step " + std::to_string(step - 1) + " (loss " +
-                          sci(last_good_loss) + ")";
-      }
+      result.message =
+          non_finite_message(stage, step, kept_step, loss, si, start && first > 0, k > first);
       // The last checkpoint holds the kept parameters (and the optimizer as it was with them),
       // not those of an earlier periodic save.
       if (checkpointer_) {
         TrainerState state =
-            snapshot(k == 0 ? step : step - 1, static_cast<int>(si), k == 0 ? 0 : k - 1, theta);
-        if (k > 0) state.adam = last_good_adam;
-        state.loss = last_good_loss;
+            snapshot(kept_step, static_cast<int>(si), fall_back ? k - 1 : k, theta);
+        state.optimizer = fall_back ? last_good_state : optimizer->state();
+        state.loss = loss;
         checkpointer_(state);
       }
       result.steps = step;
-      result.loss = last_good_loss;
+      result.loss = loss;
       return false;
     }
-    last_good = theta;
-    last_good_loss = loss;
-    if (checkpointer_) last_good_adam = adam.state();
-    const double lr = adam.learning_rate();
-    adam.step(theta, g);
+    loss = s.loss;
+    if (s.kind == Optimizer::Step::Kind::done) break;
+    if (before_update) {
+      std::swap(last_good, previous);
+      std::swap(last_good_state, previous_state);
+    }
     ++step;
-    const bool last = final_stage && k + 1 == stage.steps;
-    const Stop stop = after_step(info_now(step, stage.name, loss, lr), theta, last);
-    checkpoint(k + 1, last || stop != Stop::none);
-    if (stop != Stop::none) {
-      set_stopped(stop, stage, step, loss, result);
-      return false;
-    }
-  }
-  endings_ += (endings_.empty() ? "" : "; ") + stage.name + ": " + std::to_string(stage.steps) +
-              " steps, loss " + sci(last_good_loss);
-  result.loss = last_good_loss;
-  return true;
-}
-
-bool Trainer::run_lbfgs(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
-                        int& step, TrainResult& result) {
-  const Stage& stage = stages_[si];
-  const bool final_stage = si + 1 == stages_.size();
-  // The weights are fixed for the line searches (a resumed stage keeps those it started with).
-  objective_.set_weights(start ? start->slot_weights : slot_weights());
-  nn::LbfgsOptions options = stage.lbfgs;
-  options.max_iterations = stage.steps;
-  nn::Lbfgs lbfgs(options);
-  if (start) lbfgs.restore(start->lbfgs);
-  const nn::Objective fn = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
-    return objective_.evaluate(x, &g);
-  };
-  while (lbfgs.stop() == nn::LbfgsStop::running) {
-    const int before = lbfgs.iterations();
-    lbfgs.run(fn, theta, 1);
-    if (lbfgs.stop() == nn::LbfgsStop::non_finite) {
-      result.status = TrainResult::Status::non_finite;
-      result.message = "stage '" + stage.name + "': the loss is not finite at its start (" +
-                       non_finite_terms() + "); stopped";
-      if (checkpointer_) checkpointer_(snapshot(step, static_cast<int>(si), 0, theta));
-      result.steps = step;
-      return false;
-    }
-    if (lbfgs.iterations() == before) continue;
-    ++step;
-    // The iteration limit is only noticed at the next call: the last iteration is last already.
-    const bool last = final_stage && (lbfgs.stop() != nn::LbfgsStop::running ||
-                                      lbfgs.iterations() >= options.max_iterations);
-    const Stop stop = after_step(info_now(step, stage.name, lbfgs.value(), 0.0), theta, last);
+    const bool last = final_stage && (k + 1 == stage.steps || optimizer->finished());
+    const Stop stop = after_step(info_now(step, stage.name, s.loss, s.learning_rate), theta, last);
+    // The state is copied (parameters, optimizer, point sets) only on the steps that save it.
     if (checkpoint_due(step, last || stop != Stop::none)) {
-      TrainerState state = snapshot(step, static_cast<int>(si), lbfgs.iterations(), theta);
-      state.lbfgs = lbfgs.state();
-      state.loss = lbfgs.value();
+      TrainerState state = snapshot(step, static_cast<int>(si), k + 1, theta);
+      state.optimizer = optimizer->state();
+      state.loss = s.loss;
       checkpointer_(state);
     }
     if (stop != Stop::none) {
-      set_stopped(stop, stage, step, lbfgs.value(), result);
+      set_stopped(stop, stage, step, s.loss, result);
       return false;
     }
   }
-  endings_ += (endings_.empty() ? "" : "; ") + stage.name + ": " + lbfgs.stop_message();
-  result.loss = lbfgs.value();
+  endings_ +=
+      (endings_.empty() ? "" : "; ") + stage.name + ": " + optimizer->ending(stage.steps, loss);
+  result.loss = loss;
   return true;
 }
 
@@ -366,10 +373,7 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   }
   for (std::size_t si = first; si < stages_.size(); ++si) {
     const TrainerState* start = resume && si == first ? resume : nullptr;
-    const bool go_on = stages_[si].optimizer == Stage::Optimizer::adam
-                           ? run_adam(si, start, theta, step, result)
-                           : run_lbfgs(si, start, theta, step, result);
-    if (!go_on) {
+    if (!run_stage(si, start, theta, step, result)) {
       result.metrics = last_metrics_;
       result.seconds = now_seconds() - started_;
       result.run_seconds = run_offset_ + result.seconds;

@@ -1,17 +1,25 @@
-// The trainer: runs an Objective through stages of optimizers (Adam, then L-BFGS, ...), with
-// loss weighting, causal weighting, resampling, validation and callbacks, and stops cleanly when
-// the loss stops being finite.
+// The trainer: runs an Objective through stages of optimizers (registered by name: Adam, AdamW,
+// L-BFGS, ...; solvers/optimizer.h) in one loop, with loss weighting, causal weighting,
+// resampling, validation, callbacks, checkpoints and stop conditions, and stops cleanly when the
+// loss stops being finite.
 //
 //   solvers::Trainer trainer(objective, {
-//       {.name = "adam", .optimizer = solvers::Stage::Optimizer::adam, .steps = 20000,
-//        .adam = {.schedule = {.kind = nn::Schedule::Kind::exponential, .lr = 1e-3}}},
-//       {.name = "lbfgs", .optimizer = solvers::Stage::Optimizer::lbfgs, .steps = 5000}});
+//       {.name = "adam", .optimizer = "adam", .steps = 20000,
+//        .options = nn::AdamOptions{.schedule = {.kind = nn::Schedule::Kind::exponential,
+//                                                .lr = 1e-3}}},
+//       {.name = "lbfgs", .optimizer = "lbfgs", .steps = 5000}});
 //   trainer.validate_every(500, [&](const Eigen::VectorXd& theta) { return metrics(theta); });
 //   solvers::TrainResult r = trainer.train(theta);
 //   std::cout << r.message << "\n";
 //
-// Loss weights, per term (LossTerm order), updated every `every` Adam steps and held fixed in
-// L-BFGS stages (a line search needs one objective):
+// The loop, the same for every optimizer: before a step, unless the stage's optimizer has a line
+// search (which needs one fixed objective), the points are resampled and the loss weights
+// updated; then the optimizer takes one step (however many evaluations that needs); then come
+// the history, validation, the callback, the stop conditions and the checkpoint. A stage ends
+// after its steps, or earlier when its optimizer ends it (L-BFGS converged).
+//
+// Loss weights, per term (LossTerm order), updated every `every` steps and held fixed in
+// line-search stages:
 //   fixed      the initial weights.
 //   annealing  learning-rate annealing (Wang, Teng & Perdikaris 2021): the first term keeps its
 //              weight; term i's target is max|grad L_0| / mean|grad L_i|.
@@ -20,7 +28,8 @@
 // A target enters as w <- momentum w + (1 - momentum) target.
 // Stop conditions (StopConditions), checked after every step but the last: an interrupt flag (a
 // signal handler sets it), a wall-time budget and a target validation error. Each ends the run
-// as a finished one ends (a checkpoint, the result), with its own status.
+// as a finished one ends (a checkpoint, the result), with its own status. With several ranks
+// (the objective's communicator) the ranks agree on them, so that all stop after the same step.
 // Causal weighting (Wang, Sankaran & Perdikaris 2022), for terms split into time chunks (rows
 // ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l) / M,
 // from the previous step's chunk losses (so epsilon = 0 gives the plain mean).
@@ -33,20 +42,12 @@
 #include <string>
 #include <vector>
 
-#include "nn/adam.h"
+#include "nn/adam.h"  // the options of the built-in kinds (Stage::options)
 #include "nn/lbfgs.h"
 #include "solvers/objective.h"
+#include "solvers/optimizer.h"
 
 namespace jetpde::solvers {
-
-struct Stage {
-  std::string name = "adam";
-  enum class Optimizer { adam, lbfgs };
-  Optimizer optimizer = Optimizer::adam;
-  int steps = 1000;  // Adam updates, or L-BFGS iterations
-  nn::AdamOptions adam;
-  nn::LbfgsOptions lbfgs;  // its max_iterations is replaced by `steps`
-};
 
 struct Weighting {
   enum class Kind { fixed, annealing, ntk };
@@ -66,14 +67,14 @@ struct StepInfo {
   double loss = 0;                  // weighted
   std::vector<double> slot_losses;  // unweighted, per slot (Objective::slot_names)
   std::vector<double> weights;      // per slot
-  double learning_rate = 0;         // Adam stages
+  double learning_rate = 0;         // of optimizers that have one (Adam); else 0
   double seconds = 0;               // since train() began (this part of a resumed run)
   double run_seconds = 0;           // training time of the whole run, resumed parts included
   Metrics metrics;                  // filled on validation steps
 };
 
 // Everything a trainer needs to continue exactly where it was (a checkpoint): after `step` steps,
-// `stage_step` of them in stage `stage`; the optimizer state of that stage (Adam or L-BFGS), the
+// `stage_step` of them in stage `stage`; the state of that stage's optimizer (named values), the
 // loss weights, the previous step's slot losses (causal weighting reads them) and the points
 // bound at that moment. Resuming from it gives the same parameters, bit for bit, as not stopping
 // (same build and thread count): every later resampling and weight update is a function of the
@@ -84,11 +85,10 @@ struct TrainerState {
   int stage_step = 0;
   Eigen::VectorXd theta;
   std::vector<double> term_weights;  // per term
-  std::vector<double> slot_weights;  // per slot, as bound (an L-BFGS stage holds them fixed)
+  std::vector<double> slot_weights;  // per slot, as bound (a line-search stage holds them fixed)
   std::vector<double> slot_losses;   // per slot, the last evaluation's
   Bindings inputs;                   // by leaf name
-  nn::Adam::State adam;              // when stages[stage] is Adam
-  nn::Lbfgs::State lbfgs;            // when it is L-BFGS
+  OptimizerState optimizer;          // of stages[stage]'s optimizer; empty: as constructed
   std::string endings;               // how the stages before `stage` ended
   double loss = 0;                   // the last step's
   double seconds = 0;                // training wall time of the whole run up to this state
@@ -120,7 +120,8 @@ const char* status_name(TrainResult::Status status);
 
 class Trainer {
  public:
-  // UserError for no stages, a stage with no steps, or weights of the wrong count.
+  // UserError for no stages, a stage with no steps, an unknown optimizer or options that do not
+  // fit it, or weights of the wrong count. The trainer works with the objective's communicator.
   Trainer(Objective& objective, std::vector<Stage> stages, Weighting weighting = {});
 
   // Called after every `every`-th step and after the last one; return false to stop.
@@ -129,7 +130,8 @@ class Trainer {
   // Every `every` steps and at the end: metrics of the current parameters.
   using Validation = std::function<Metrics(const Eigen::VectorXd& theta)>;
   void validate_every(int every, Validation validation);
-  // Every `every` steps of an Adam stage: new inputs (points of the same counts) to bind.
+  // Every `every` steps, in stages without a line search (Adam): new inputs (points of the same
+  // counts) to bind.
   using Resampler = std::function<Bindings(int step, const Eigen::VectorXd& theta)>;
   void resample_every(int every, Resampler resampler);
 
@@ -154,15 +156,16 @@ class Trainer {
   enum class Stop { none, callback, interrupted, time_limit, target };
   Stop after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
   Stop stop_due(const StepInfo& info) const;
+  Stop agreed(Stop stop) const;
   void set_stopped(Stop stop, const Stage& stage, int step, double loss, TrainResult& result) const;
   std::string non_finite_terms() const;
+  std::string non_finite_message(const Stage& stage, int step, int kept_step, double kept_loss,
+                                 std::size_t si, bool resumed, bool kept) const;
   void restore(const TrainerState& state, Eigen::VectorXd& theta) const;
   TrainerState snapshot(int step, int stage, int stage_step, const Eigen::VectorXd& theta) const;
   bool checkpoint_due(int step, bool last) const;
   // One stage from `start` (steps already done in it); false when training must stop (result set).
-  bool run_adam(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
-                TrainResult& result);
-  bool run_lbfgs(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
+  bool run_stage(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
                  TrainResult& result);
   StepInfo info_now(int step, const std::string& stage, double loss, double lr) const;
 

@@ -32,14 +32,15 @@ int scaled(int steps, double scale) {
 std::vector<solvers::Stage> adam_then_lbfgs(int adam, int lbfgs, double scale, double lr = 1e-3) {
   return {{.name = "adam",
            .steps = scaled(adam, scale),
-           .adam = {.schedule = {.kind = nn::Schedule::Kind::exponential,
-                                 .lr = lr,
-                                 .gamma = 0.9,
-                                 .decay_steps = std::max(1, scaled(adam, scale) / 10)}}},
+           .options =
+               nn::AdamOptions{.schedule = {.kind = nn::Schedule::Kind::exponential,
+                                            .lr = lr,
+                                            .gamma = 0.9,
+                                            .decay_steps = std::max(1, scaled(adam, scale) / 10)}}},
           {.name = "lbfgs",
-           .optimizer = solvers::Stage::Optimizer::lbfgs,
+           .optimizer = "lbfgs",
            .steps = scaled(lbfgs, scale),
-           .lbfgs = {.gradient_tolerance = 1e-9, .function_tolerance = 0}}};
+           .options = nn::LbfgsOptions{.gradient_tolerance = 1e-9, .function_tolerance = 0}}};
 }
 
 double rel_l2(const MatrixD& a, const MatrixD& b) {

@@ -131,7 +131,7 @@ TEST(Config, NumbersMayBeConstantExpressions) {
                            {"training.stages.0.learning_rate=0.01/pi"});
   EXPECT_DOUBLE_EQ(c.spec.domain->bounds().hi.back(), M_PI / 2);
   EXPECT_DOUBLE_EQ(c.resolved["geometry"]["time"][1].as<double>(), M_PI / 2);
-  EXPECT_DOUBLE_EQ(c.stages[0].adam.schedule.lr, 0.01 / M_PI);
+  EXPECT_DOUBLE_EQ(c.stages[0].options_as<nn::AdamOptions>().schedule.lr, 0.01 / M_PI);
   EXPECT_EQ(c.resolved["geometry"]["time"][1].Mark().line, 5);
   expect_user_error([] { from(replaced(kBurgers, "time: [0, 1]", "time: [0, 1/0]")); },
                     "test.yaml:6:13: geometry.time[1]: '1/0' is not a finite number (it "

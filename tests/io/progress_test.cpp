@@ -73,9 +73,8 @@ TEST(Progress, ATerminalLineWrapsAndIsRedrawnInPlace) {
 }
 
 TEST(Progress, EtaFromTheStageRateAndAnUpperBoundForLbfgs) {
-  const std::vector<solvers::Stage> stages{
-      {.name = "adam", .steps = 100},
-      {.name = "lbfgs", .optimizer = solvers::Stage::Optimizer::lbfgs, .steps = 50}};
+  const std::vector<solvers::Stage> stages{{.name = "adam", .steps = 100},
+                                           {.name = "lbfgs", .optimizer = "lbfgs", .steps = 50}};
   Progress progress(Progress::Mode::none, stages, 10, {"pde"});
   solvers::StepInfo info{.step = 0, .stage = "adam", .loss = 1.0, .slot_losses = {1.0}};
   std::string line;

@@ -23,11 +23,11 @@ using Kind = Condition::Kind;
 constexpr double kPi = std::numbers::pi;
 
 std::vector<Stage> stages(int adam, int lbfgs, double lr = 1e-2) {
-  return {{.name = "adam", .steps = adam, .adam = {.schedule = {.lr = lr}}},
+  return {{.name = "adam", .steps = adam, .options = nn::AdamOptions{.schedule = {.lr = lr}}},
           {.name = "lbfgs",
-           .optimizer = Stage::Optimizer::lbfgs,
+           .optimizer = "lbfgs",
            .steps = lbfgs,
-           .lbfgs = {.gradient_tolerance = 1e-10, .function_tolerance = 0}}};
+           .options = nn::LbfgsOptions{.gradient_tolerance = 1e-10, .function_tolerance = 0}}};
 }
 
 MatrixD grid2d(int n, double a, double b) {

@@ -33,7 +33,8 @@ MatrixD exact_u(const MatrixD& p) { return (p.col(0) * kPi).sin() * (p.col(1) * 
 
 SolveOptions adam(int steps) {
   SolveOptions o;
-  o.stages = {{.name = "adam", .steps = steps, .adam = {.schedule = {.lr = 1e-2}}}};
+  o.stages = {
+      {.name = "adam", .steps = steps, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}}};
   o.device = Device::cpu;
   o.seed = 3;
   return o;
@@ -156,7 +157,7 @@ struct Saved : CheckpointSink {
 
 TEST(Solve, ResumesFromASavedStateBitForBit) {
   SolveOptions o = adam(16);
-  o.stages.push_back({.name = "lbfgs", .optimizer = Stage::Optimizer::lbfgs, .steps = 6});
+  o.stages.push_back({.name = "lbfgs", .optimizer = "lbfgs", .steps = 6});
   o.resample_every = 4;  // seed + step: the resumed solve draws the same points
   Saved saved;
   o.checkpoint = &saved;

@@ -1,0 +1,55 @@
+// The communicator seam: what training needs from a group of processes that train one model
+// together (data parallelism), with the serial implementation every run uses today.
+//
+//   const solvers::Communicator& comm = solvers::serial_communicator();  // rank 0 of 1
+//   solvers::Problem problem(spec, comm);         // samples with rank_seed(seed, comm.rank())
+//   solvers::Trainer trainer(problem.objective(), stages);   // uses the objective's
+//
+// Every rank holds the same parameters and takes the same steps; each evaluates the loss on its
+// own points. The ranks meet in one place, Objective::evaluate, where the loss, the per-slot
+// losses and the gradient are averaged over the ranks (allreduce_sum, then / size()): so an
+// optimizer, L-BFGS's line search included, sees one objective on every rank. The per-term
+// gradients and NTK traces of the loss weighting are averaged the same way, and the trainer's
+// stop conditions are agreed on (allreduce_max) so that every rank stops after the same step.
+//
+// An MPI implementation is one class deriving from Communicator (MPI_Allreduce, MPI_Bcast,
+// MPI_Barrier on its communicator); nothing else changes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace jetpde::solvers {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;  // 0 .. size() - 1
+  virtual int size() const = 0;  // >= 1
+  // In place, elementwise over all ranks; every rank passes the same count.
+  virtual void allreduce_sum(std::span<double> values) const = 0;
+  virtual void allreduce_max(std::span<double> values) const = 0;
+  // Rank `root`'s values on every rank.
+  virtual void broadcast(std::span<double> values, int root = 0) const = 0;
+  virtual void barrier() const = 0;
+};
+
+// One process: rank 0 of 1, every collective a no-op.
+class SerialCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void allreduce_sum(std::span<double>) const override {}
+  void allreduce_max(std::span<double>) const override {}
+  void broadcast(std::span<double>, int) const override {}
+  void barrier() const override {}
+};
+
+// The process-wide serial communicator (the default of Problem and Objective).
+const Communicator& serial_communicator();
+
+// The seed of `rank`'s random draws (its points) from a run's seed: rank 0 keeps `seed`, so a
+// serial run draws what it always drew; other ranks get well-separated streams.
+std::uint64_t rank_seed(std::uint64_t seed, int rank);
+
+}  // namespace jetpde::solvers

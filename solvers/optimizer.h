@@ -1,0 +1,152 @@
+// Optimizers behind one interface, chosen by name from a registry, driven step by step by the
+// trainer's one loop (solvers/trainer.h).
+//
+//   solvers::Stage stage{.name = "fit", .optimizer = "adamw", .steps = 5000,
+//                        .options = nn::AdamOptions{.schedule = {.lr = 1e-3},
+//                                                   .weight_decay = 1e-4}};
+//   std::unique_ptr<solvers::Optimizer> opt = solvers::make_optimizer(stage, layout);
+//   solvers::Optimizer::Step s = opt->step(evaluate, theta);   // one step, however many
+//                                                              // evaluations it takes
+// Built in (solvers/optimizers/<name>.cpp):
+//   adam    Adam (nn::AdamOptions; weight_decay as L2, or decoupled when options.decoupled)
+//   adamw   AdamW: Adam with decoupled weight decay (nn::AdamOptions, decoupled forced on)
+//   lbfgs   L-BFGS with a strong-Wolfe line search (nn::LbfgsOptions; max_iterations = steps)
+// Adding one: a file solvers/optimizers/<name>.cpp with its class and a factory, and in
+// optimizer.cpp the factory's declaration and one entry of the table (or register_optimizer at
+// run time, as tests/solvers/optimizer_test.cpp does). The factory gets the stage (its steps and
+// options) and the parameter layout (the shapes of the parameters, for per-layer state). A config
+// reaches it once io/config_schema.cpp lists its name and keys and io/config.cpp's build_stage
+// fills its options.
+//
+// What the trainer needs to know of a kind, it asks (OptimizerKind, Optimizer):
+//   line_search         its steps take several evaluations and need one fixed objective: the
+//                       trainer holds the points and the loss weights fixed through the stage
+//                       (no resampling, no weight updates), the step may end the stage early,
+//                       and progress shows "at most `steps`" instead of a rate-based time.
+//   loss_before_update  the loss it reports for a step is at the parameters the step started
+//                       from (Adam: it evaluates, then updates) rather than at those it ended
+//                       with (L-BFGS: its line search accepted them): this decides which
+//                       parameters are the last finite ones when a loss turns non-finite.
+// The state is named values (OptimizerState), so a checkpoint saves and restores any kind
+// without knowing it; a state whose kind is empty is the optimizer as constructed.
+#pragma once
+
+#include <Eigen/Core>
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "autodiff/primitive.h"
+#include "nn/parameters.h"
+
+namespace jetpde::solvers {
+
+// One stage of training: an optimizer (a registered name) run for `steps` steps.
+struct Stage {
+  std::string name = "adam";       // the label in progress lines, messages and the history
+  std::string optimizer = "adam";  // a registered name (optimizer_names())
+  int steps = 1000;                // updates, or iterations of a line-search kind (at most)
+  // The optimizer's options, of the type its kind takes (nn::AdamOptions for adam and adamw,
+  // nn::LbfgsOptions for lbfgs); empty: that type's defaults.
+  std::any options;
+
+  // The options as T: the defaults when empty; UserError naming the stage when they are of
+  // another type.
+  template <class T>
+  T options_as() const;
+  // True for a kind with a line search (see above); UserError for an unknown optimizer.
+  bool line_search() const;
+};
+
+// An optimizer's state as named values (vectors, matrices, numbers, text), saved in a
+// checkpoint as the datasets `<kind>/<name>`.
+struct OptimizerState {
+  using Value = std::variant<double, std::int64_t, std::vector<std::int64_t>, Eigen::VectorXd,
+                             MatrixD, std::string>;
+  std::string kind;  // the group it is saved under ("adam" for Adam and AdamW, "lbfgs"); "": none
+  std::map<std::string, Value> values;
+
+  bool empty() const { return kind.empty(); }
+  // The value `name` as T; UserError naming the kind and the name when it is missing or of
+  // another type (a damaged or foreign checkpoint).
+  template <class T>
+  const T& get(const std::string& name) const;
+};
+
+// The loss at theta, with its gradient written (Objective::evaluate, averaged over the ranks).
+using Evaluate = std::function<double(const Eigen::VectorXd& theta, Eigen::VectorXd& gradient)>;
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  struct Step {
+    enum class Kind {
+      stepped,     // theta moved: one step done
+      done,        // no step: a rule of its own ended it (converged, line search failed)
+      non_finite,  // the loss or its gradient at theta is not finite: theta and the state
+                   // are as they were before the call
+    };
+    Kind kind = Kind::stepped;
+    double loss = 0;           // stepped and done: the loss it reports (see loss_before_update)
+    double learning_rate = 0;  // the rate of this step, for kinds that have one; else 0
+  };
+  // One step from theta, updated in place.
+  virtual Step step(const Evaluate& evaluate, Eigen::VectorXd& theta) = 0;
+
+  virtual bool loss_before_update() const = 0;
+  // True once a rule of its own has ended it (L-BFGS converged): the step just taken is the
+  // stage's last.
+  virtual bool finished() const { return false; }
+  // How the stage ended, after `steps` steps with `loss` the last step's: by default
+  // "<steps> steps, loss <loss>"; L-BFGS says which of its rules stopped it.
+  virtual std::string ending(int steps, double loss) const;
+  // Parameter-sized vectors of state it holds (memory estimates): Adam 2, L-BFGS 2 history + 2.
+  virtual int state_vectors() const = 0;
+
+  virtual OptimizerState state() const = 0;
+  // UserError when the state is of another kind or does not fit.
+  virtual void restore(const OptimizerState& state) = 0;
+};
+
+// The registry: name -> factory and traits.
+struct OptimizerKind {
+  std::function<std::unique_ptr<Optimizer>(const Stage& stage, const nn::ParameterLayout& layout)>
+      make;
+  bool line_search = false;
+};
+// Adds `name`; UserError when it is taken or the factory is empty.
+void register_optimizer(const std::string& name, OptimizerKind kind);
+// UserError "unknown optimizer 'sgd' (known: adam, adamw, lbfgs)".
+const OptimizerKind& optimizer_kind(const std::string& name);
+std::vector<std::string> optimizer_names();  // sorted
+// The stage's optimizer for parameters laid out as `layout`; UserError naming the stage for an
+// unknown name or options that do not fit.
+std::unique_ptr<Optimizer> make_optimizer(const Stage& stage, const nn::ParameterLayout& layout);
+
+namespace detail {
+[[noreturn]] void options_mismatch(const Stage& stage);
+[[noreturn]] void state_mismatch(const std::string& kind, const std::string& name, bool missing);
+}  // namespace detail
+
+template <class T>
+T Stage::options_as() const {
+  if (!options.has_value()) return T{};
+  if (const T* o = std::any_cast<T>(&options)) return *o;
+  detail::options_mismatch(*this);
+}
+
+template <class T>
+const T& OptimizerState::get(const std::string& name) const {
+  const auto it = values.find(name);
+  if (it == values.end()) detail::state_mismatch(kind, name, true);
+  if (const T* v = std::get_if<T>(&it->second)) return *v;
+  detail::state_mismatch(kind, name, false);
+}
+
+}  // namespace jetpde::solvers
