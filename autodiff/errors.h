@@ -1,4 +1,4 @@
-// The two error types of jetpde (DESIGN.md section 4).
+// The two error types of jetpde (docs/design.md section 4).
 //
 // UserError: the input was wrong (a shape mismatch, a derivative with respect to something that
 // is not an input, a bad config value). Its message names what is wrong and where, and is meant

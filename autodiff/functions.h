@@ -1,4 +1,4 @@
-// The scalar functions of the equation language, one record each (DESIGN.md sections 4 and 9).
+// The scalar functions of the equation language, one record each (docs/design.md sections 4 and 9).
 //
 // A record says everything about a function once; the primitive table (primitives.cpp), the
 // equation language's parser, printer, constant folder, chain rule (equations/expand.cpp) and

@@ -1,4 +1,4 @@
-// The reference interpreter (DESIGN.md section 7): evaluates any graph node by node with each
+// The reference interpreter (docs/design.md section 7): evaluates any graph node by node with each
 // primitive's reference evaluation (Eigen). It is the oracle every compiled program is tested
 // against, and the fallback where no compiler is available. Values of intermediate nodes are
 // released after their last use, so memory follows the live set, not the graph size.

@@ -1,4 +1,4 @@
-// The IR of jetpde (DESIGN.md section 4): a graph of immutable, interned nodes in SSA form.
+// The IR of jetpde (docs/design.md section 4): a graph of immutable, interned nodes in SSA form.
 //
 // Tensors are 2-D: rows are points, columns are channels. A dimension of size 1 broadcasts
 // against any size in elementwise operations ([1, c] rows and [n, 1] columns). Shapes are
@@ -34,7 +34,7 @@ struct Shape {
   std::string str() const;  // "[rows,cols]"
 };
 
-// The primitive set of DESIGN.md section 4. Everything else is a helper built from these.
+// The primitive set of docs/design.md section 4. Everything else is a helper built from these.
 enum class Op : std::uint8_t {
   // leaves
   Input,

@@ -1,4 +1,4 @@
-// One record per primitive (DESIGN.md section 4): arity, shape rule, reference evaluation, Taylor
+// One record per primitive (docs/design.md section 4): arity, shape rule, reference evaluation, Taylor
 // rule, transpose rule and the C expression the renderers print. Adding an op means adding a
 // record in primitives.cpp and a row in tests/autodiff/primitives_test.cpp, nothing scattered.
 #pragma once
@@ -31,7 +31,7 @@ using ShapeFn = Shape (*)(const Graph&, const Node&);
 // may have a broadcastable shape; the caller reduces them to the operand's shape.
 using TransposeFn = std::vector<Var> (*)(Var out, Var ct);
 
-// The Taylor rule of a primitive is one of a few families (DESIGN.md section 5); taylor.cpp
+// The Taylor rule of a primitive is one of a few families (docs/design.md section 5); taylor.cpp
 // implements each family once.
 enum class TaylorFamily : std::uint8_t {
   Leaf,       // inputs seed unit streams; params and constants have none

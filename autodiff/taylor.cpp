@@ -1,5 +1,5 @@
 // The Taylor transform: propagates a plan's streams node by node with each primitive's Taylor
-// rule family (DESIGN.md section 5). Every rule has the form
+// rule family (docs/design.md section 5). Every rule has the form
 //     z_α = top(x_α, y_α, ...) + lower(α)
 // where top is linear in the operands' streams of the same multi-index with an α-independent
 // coefficient, and lower sums products of strictly lower streams over the plan's splits. A

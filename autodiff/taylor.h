@@ -1,11 +1,11 @@
-// Taylor mode (DESIGN.md section 5): every derivative a PDE needs, in one forward sweep.
+// Taylor mode (docs/design.md section 5): every derivative a PDE needs, in one forward sweep.
 //
 // A TaylorPlan names the coordinates (columns of input leaves), the partial derivatives wanted
 // (multi-indices over those coordinates) and any weighted sums of derivatives wanted only as a
 // sum (a Laplacian, a biharmonic). It takes the downward closure C of the partials: every
 // multi-index β ≤ some requested α. Each node then carries one stream per β ∈ C holding the
 // normalized Taylor coefficient c_β = ∂^β f / β!, plus one stream per collapsed sum
-// s = Σ u_α α! c_α (DESIGN.md: "forward Laplacian"), which needs only the strictly lower
+// s = Σ u_α α! c_α (docs/design.md section 5: "forward Laplacian"), which needs only the strictly lower
 // coefficients of its terms. Streams are graph nodes built by each primitive's Taylor rule, so
 // the result is an ordinary graph that the interpreter, `grad` and the compiler take as it is.
 //

@@ -4,7 +4,7 @@
 # ${BUILD_DIR}/bench-venv, then bench/peers/compare.py: one table, and ${BUILD_DIR}/bench/peers.json.
 # All in one run, so that the ratios compare figures taken side by side on one machine.
 # OpenBLAS runs with its native kernels here: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are dropped
-# for every one of these commands (DESIGN.md section 13).
+# for every one of these commands (docs/design.md section 13).
 #
 #   BENCH_WORKLOADS="burgers order6"  only these, everywhere    BENCH_ARGS  more jetpde_bench options
 #   BENCH_THREADS=2  the peers' threads    BENCH_REPS=5  timed steps, everywhere (after one warm-up)

@@ -1,4 +1,4 @@
-# External dependencies (DESIGN.md section 13; scripts/bootstrap.sh installs them on Debian 12).
+# External dependencies (docs/design.md section 13; scripts/bootstrap.sh installs them on Debian 12).
 #
 # Each dependency that is found sets JETPDE_HAVE_<X> (TRUE/FALSE, in this scope) and defines one
 # interface target jetpde::ext::<x> that carries its include directories, libraries and the compile
@@ -179,7 +179,7 @@ macro(_jetpde_find_mpi_c)
   endif()
 endmacro()
 
-# --- HDF5: the Open MPI flavour, the one PETSc links (DESIGN.md section 13) ------------------------
+# --- HDF5: the Open MPI flavour, the one PETSc links (docs/design.md section 13) ------------------------
 set(JETPDE_HAVE_HDF5 FALSE)
 if(JETPDE_WITH_HDF5)
   set(HDF5_PREFER_PARALLEL TRUE)

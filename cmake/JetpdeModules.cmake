@@ -1,6 +1,6 @@
 # jetpde_add_module(NAME SOURCES ... DEPS ...)
 # One library target per module folder (jetpde_<NAME>, alias jetpde::<NAME>). DEPS are the modules
-# to its left in the layering of DESIGN.md section 2, plus external targets.
+# to its left in the layering of docs/design.md section 2, plus external targets.
 function(jetpde_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(jetpde_${name} ${ARG_SOURCES})

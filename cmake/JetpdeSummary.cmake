@@ -40,7 +40,7 @@ function(jetpde_print_summary)
   endif()
   message(STATUS "Modules:      ${modules_text}")
 
-  # Folders of DESIGN.md section 3 that nothing builds yet (no CMakeLists.txt).
+  # Folders of docs/design.md section 3 that nothing builds yet (no CMakeLists.txt).
   set(empty)
   foreach(dir IN ITEMS autodiff compiler geometry equations nn solvers io apps python
                        tests examples bench)

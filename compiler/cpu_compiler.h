@@ -1,5 +1,5 @@
 // The CPU backend's compiler role: C++ source -> shared object, through the host compiler, cached
-// on disk by a hash of the source, the compiler and the CPU (DESIGN.md section 7, step 7).
+// on disk by a hash of the source, the compiler and the CPU (docs/design.md section 7, step 7).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Executable: compile a graph once; bind inputs and parameters; run; read outputs; run again
-// without reallocating (DESIGN.md section 7).
+// without reallocating (docs/design.md section 7).
 //
 //   compiler::Executable exe(outputs);          // passes, lowering, memory plan, codegen, load
 //   exe.set("x", points); exe.set("W0", w0);    // by leaf name; copied into the arena

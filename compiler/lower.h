@@ -1,4 +1,4 @@
-// Lowering: a module becomes a kernel program (DESIGN.md section 7, steps 4 to 6).
+// Lowering: a module becomes a kernel program (docs/design.md section 7, steps 4 to 6).
 //
 // Fusion decides how to compute, never what: every elementwise node joins an open kernel of its
 // domain that computes one of its operands (kernels computing several operands merge), slices

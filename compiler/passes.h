@@ -1,4 +1,4 @@
-// The compiler's passes, one file each (DESIGN.md section 7). Each takes a module and returns a
+// The compiler's passes, one file each (docs/design.md section 7). Each takes a module and returns a
 // new one computing the same outputs; `pipeline.h` runs them in order.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace jetpde::compiler {
 
-// Precision policies of DESIGN.md section 8; `as_built` keeps the graph's own dtypes.
+// Precision policies of docs/design.md section 8; `as_built` keeps the graph's own dtypes.
 enum class PrecisionPolicy { as_built, fp64, fp32, bf16, fp16, automatic };
 std::string precision_name(PrecisionPolicy policy);
 // `automatic` resolved for this machine: bf16 where GEMMs run on bf16 hardware, else fp32.

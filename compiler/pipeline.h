@@ -1,4 +1,4 @@
-// The compiler's one linear pipeline (DESIGN.md section 7): verify, then each pass in order,
+// The compiler's one linear pipeline (docs/design.md section 7): verify, then each pass in order,
 // logging before each pass and dumping the IR after it when asked.
 #pragma once
 

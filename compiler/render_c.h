@@ -1,5 +1,5 @@
 // The C++ renderer: a kernel program's kernels as C++ source with OpenMP over rows and
-// vectorizable inner loops (DESIGN.md section 7, step 7). Every buffer address is an arena
+// vectorizable inner loops (docs/design.md section 7, step 7). Every buffer address is an arena
 // offset and every shape a constant, so the host compiler sees fixed trip counts and strides.
 // The CUDA renderer reuses the op table (each primitive's C expression) and the value printer.
 #pragma once

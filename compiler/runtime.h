@@ -1,7 +1,7 @@
-// A backend's runtime role (STYLE.md "Backends are thin"): memory and launches for one compiled
-// program. The Executable validates names and shapes and then hands over to a Runtime; backends
-// that are built only where their toolkit exists (CUDA) register a factory instead of being
-// named in the Executable, so no #ifdef appears outside their own folder.
+// A backend's runtime role (thin: see docs/design.md section 7): memory and launches for one
+// compiled program. The Executable validates names and shapes and then hands over to a Runtime;
+// backends that are built only where their toolkit exists (CUDA) register a factory instead of
+// being named in the Executable, so no #ifdef appears outside their own folder.
 #pragma once
 
 #include <memory>

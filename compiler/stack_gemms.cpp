@@ -1,4 +1,4 @@
-// GEMM stacking (DESIGN.md section 7, step 3): matmuls that share a weight become one GEMM over
+// GEMM stacking (docs/design.md section 7, step 3): matmuls that share a weight become one GEMM over
 // stacked rows, forward and backward.
 //
 // Taylor mode multiplies every stream of a layer by the same weight: z_α = h_α W for all α, and

@@ -1,5 +1,5 @@
 // Analysis: which derivatives of which fields an equation needs, so that the caller builds one
-// TaylorPlan for all of its equations (DESIGN.md section 5).
+// TaylorPlan for all of its equations (docs/design.md section 5).
 //
 //   Needs needs = analyze(parse("u_t + u*u_x - nu*u_xx", ctx), ctx);
 //   // needs.fields["u"].partials == {00, 10, 01, 20} over (x, t); needs.max_order == 2

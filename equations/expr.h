@@ -1,4 +1,4 @@
-// Expr: the immutable expression tree of the equation language (DESIGN.md section 9).
+// Expr: the immutable expression tree of the equation language (docs/design.md section 9).
 //
 // An Expr is a shared handle to a const node; copying it is cheap and nodes never change, so
 // subtrees are shared freely. The parser (equations/parser.h) builds Exprs with every name

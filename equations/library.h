@@ -1,4 +1,4 @@
-// The standard library of named equations (DESIGN.md section 9). Each is defined by residual
+// The standard library of named equations (docs/design.md section 9). Each is defined by residual
 // strings in the expression language, parsed through the same path as user equations, with its
 // fields, coordinates (time is "t"; space is x, y, z, or x1 ... xd above 3 dimensions) and
 // parameters with defaults.

@@ -1,4 +1,4 @@
-// A run described by a YAML config (DESIGN.md section 10): the file is checked against the schema
+// A run described by a YAML config (docs/design.md section 10): the file is checked against the schema
 // (config_schema.h), `--set` overrides are applied, defaults are filled in, and the result becomes
 // a solvers::ProblemSpec, the trainer's stages and weighting, the reference to measure against and
 // what to write.

@@ -1,5 +1,5 @@
 // The config schema: every key a YAML config may hold, its type, default and meaning, declared
-// once. Validation, defaults, `--set` overrides and docs/config.md all come from it (DESIGN.md
+// once. Validation, defaults, `--set` overrides and docs/config.md all come from it (docs/design.md
 // section 10; PETSc's options database is the model: one declaration per option).
 //
 //   YAML::Node resolved = io::resolve_config(YAML::LoadFile(path), path);  // defaults filled in

@@ -1,4 +1,4 @@
-// What a run shows while it trains, and the per-step record it leaves (DESIGN.md section 10).
+// What a run shows while it trains, and the per-step record it leaves (docs/design.md section 10).
 //
 // Progress: on a terminal, one line rewritten in place (step, loss and every one of its terms,
 // metrics, steps per second, ETA), wrapped onto more lines when wider than the terminal;

@@ -3,7 +3,7 @@
 #
 #   bash scripts/bootstrap.sh
 #
-# - Debian packages (DESIGN.md section 13): checked with dpkg-query; the missing ones are installed
+# - Debian packages (docs/design.md section 13): checked with dpkg-query; the missing ones are installed
 #   with apt-get (running 'apt-get update' once first). Not root: prints the apt-get line to run and
 #   exits 1.
 # - Python packages for the bindings and their tests (pybind11, pytest, numpy): checked by import in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check: one prepared run on a machine with an NVIDIA GPU, over a copy of the working tree,
-# with the CUDA toolkit and nothing else assumed (DESIGN.md section 12: GPU execution tests run
+# with the CUDA toolkit and nothing else assumed (docs/design.md section 12: GPU execution tests run
 # where a GPU is present). It finishes within about 8 minutes on 16 cores, goes on after any
 # failure, and ends with a summary.
 #

@@ -1,4 +1,4 @@
-// A PINN loss as one compiled training step (DESIGN.md section 9): loss terms, each the mean
+// A PINN loss as one compiled training step (docs/design.md section 9): loss terms, each the mean
 // square of a residual graph, weighted and summed; the step returns the weighted loss, every
 // term's loss and the gradient with respect to every parameter, from one compiled Executable.
 //

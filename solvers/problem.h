@@ -1,5 +1,5 @@
 // A PINN problem declared as mathematics and assembled into one compiled training step
-// (DESIGN.md section 9): a domain, fields and equations, conditions on boundary pieces, initial
+// (docs/design.md section 9): a domain, fields and equations, conditions on boundary pieces, initial
 // conditions, data, and a network. Every condition is an equation evaluated on its own sampled
 // points, lowered through its own Taylor plan into the same graph.
 //

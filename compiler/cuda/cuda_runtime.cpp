@@ -1,4 +1,4 @@
-// The CUDA backend's runtime (DESIGN.md section 7): one device allocation holding the arena and
+// The CUDA backend's runtime (docs/design.md section 7): one device allocation holding the arena and
 // the renderer's scratch, kernels compiled by NVRTC and loaded through the CUDA runtime's library
 // API (cudaLibraryLoadData, so that nothing links libcuda.so and a program starts where no driver
 // is installed), GEMMs by cuBLAS, every step in order on one stream. The PTX is for the device's

@@ -1,6 +1,6 @@
 // The CUDA backend's compiler role: CUDA source -> PTX (or CUBIN) with NVRTC, cached on disk by a
 // hash of the source, the NVRTC version and the options, in the CPU backend's cache directory
-// (DESIGN.md section 7, step 7). Needs no GPU and no driver.
+// (docs/design.md section 7, step 7). Needs no GPU and no driver.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// One table row per primitive (DESIGN.md section 12): reference evaluation against an
+// One table row per primitive (docs/design.md section 12): reference evaluation against an
 // independent loop; the Taylor rule against nested first-order derivatives at every order up to
 // 6; the transpose rule by the dot-product test <J t, c> = <t, J^T c>; and the gradient against
 // central finite differences in f64.

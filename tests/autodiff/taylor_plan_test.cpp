@@ -1,4 +1,4 @@
-// Taylor plans: stream counts of DESIGN.md section 5, closures and collapsed sums.
+// Taylor plans: stream counts of docs/design.md section 5, closures and collapsed sums.
 #include <gtest/gtest.h>
 
 #include "autodiff/ops.h"

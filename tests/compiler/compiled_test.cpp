@@ -1,4 +1,4 @@
-// Compiled programs against the interpreter (DESIGN.md section 12): every primitive (values,
+// Compiled programs against the interpreter (docs/design.md section 12): every primitive (values,
 // Taylor derivatives up to order 4, gradients) and every benchmark workload, in f64 and f32, with
 // a tolerance per dtype.
 #include <gtest/gtest.h>

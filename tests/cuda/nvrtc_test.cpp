@@ -1,4 +1,4 @@
-// The CUDA renderer's output compiled by NVRTC (DESIGN.md section 12): every kernel of every
+// The CUDA renderer's output compiled by NVRTC (docs/design.md section 12): every kernel of every
 // benchmark workload (f64 and f32, and the reduced-precision policies) and of a graph holding
 // every primitive compiles to PTX containing each kernel's entry; the compile cache; the user
 // errors; a golden copy of the rendered source. None of this needs a GPU.

@@ -1,5 +1,5 @@
 // Analysis: the partial derivatives each field needs, the highest order, and the Taylor plans
-// (stream counts of DESIGN.md section 5) built from them.
+// (stream counts of docs/design.md section 5) built from them.
 #include <gtest/gtest.h>
 
 #include "equations/analysis.h"
@@ -75,7 +75,7 @@ TEST(Analysis, BiharmonicIsCollapsed) {
   const Needs needs = analyze(pde.equations, pde.context);
   EXPECT_TRUE(needs.fields.at("u").biharmonic);
   EXPECT_EQ(needs.max_order, 4);
-  EXPECT_EQ(library_plan(pde).stream_count(), 11);  // DESIGN.md: 2-D biharmonic, 11 collapsed
+  EXPECT_EQ(library_plan(pde).stream_count(), 11);  // docs/design.md section 5: 2-D biharmonic, 11 collapsed
 }
 
 TEST(Analysis, Poisson32dNeeds34Streams) {

@@ -1,4 +1,4 @@
-// Asserting a user error's exact message (DESIGN.md section 12: every user error has a test).
+// Asserting a user error's exact message (docs/design.md section 12: every user error has a test).
 #pragma once
 
 #include <gtest/gtest.h>
