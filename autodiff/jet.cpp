@@ -1,0 +1,210 @@
+#include "autodiff/jet.h"
+
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "autodiff/errors.h"
+
+namespace jetpde {
+
+namespace {
+// Every multi-index of `vars` entries with total degree exactly d, in lexicographic order from
+// the first variable's highest power.
+void multi_indices(int vars, int d, MultiIndex& cur, int at, std::vector<MultiIndex>& out) {
+  if (at == vars - 1) {
+    cur[static_cast<std::size_t>(at)] = d;
+    out.push_back(cur);
+    return;
+  }
+  for (int k = d; k >= 0; --k) {
+    cur[static_cast<std::size_t>(at)] = k;
+    multi_indices(vars, d - k, cur, at + 1, out);
+  }
+}
+
+double binomial(int n, int k) {
+  double r = 1;
+  for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
+  return r;
+}
+}  // namespace
+
+JetAlgebra::JetAlgebra(int vars, int order) : vars_(vars), order_(order) {
+  if (vars < 1 || order < 0)
+    throw UserError("jet: need at least one variable and a non-negative order (got " +
+                    std::to_string(vars) + " variables, order " + std::to_string(order) + ")");
+  // C(vars + order, order) coefficients, checked before building them.
+  if (binomial(vars + order, order) > kJetCapacity)
+    throw UserError("jet: " + std::to_string(vars) + " variables to order " +
+                    std::to_string(order) + " need more than " + std::to_string(kJetCapacity) +
+                    " coefficients");
+  MultiIndex cur(static_cast<std::size_t>(vars), 0);
+  for (int d = 0; d <= order; ++d) {
+    const std::size_t before = indices_.size();
+    multi_indices(vars, d, cur, 0, indices_);
+    degree_.insert(degree_.end(), indices_.size() - before, d);
+  }
+  std::map<MultiIndex, int> key;
+  for (std::size_t k = 0; k < indices_.size(); ++k) key[indices_[k]] = static_cast<int>(k);
+  for (std::size_t i = 0; i < indices_.size(); ++i)
+    for (std::size_t j = 0; j < indices_.size(); ++j) {
+      if (degree_[i] + degree_[j] > order) continue;
+      MultiIndex sum = indices_[i];
+      for (std::size_t v = 0; v < sum.size(); ++v) sum[v] += indices_[j][v];
+      products_.push_back({static_cast<int>(i), static_cast<int>(j), key.at(sum)});
+    }
+  if (order >= 2)
+    for (int v = 0; v < vars; ++v) {
+      MultiIndex sq(static_cast<std::size_t>(vars), 0);
+      sq[static_cast<std::size_t>(v)] = 2;
+      square_key_.push_back(key.at(sq));
+    }
+}
+
+int JetAlgebra::key_of(const MultiIndex& beta) const {
+  if (static_cast<int>(beta.size()) != vars_) return -1;
+  for (std::size_t k = 0; k < indices_.size(); ++k)
+    if (indices_[k] == beta) return static_cast<int>(k);
+  return -1;
+}
+
+Jet JetAlgebra::constant(double value) const {
+  Jet j;
+  j.c[0] = value;
+  return j;
+}
+
+Jet JetAlgebra::variable(int i, double value) const {
+  Jet j;
+  j.c[0] = value;
+  if (order_ >= 1) j.c[static_cast<std::size_t>(1 + i)] = 1.0;
+  return j;
+}
+
+Jet JetAlgebra::dot_offsets(std::span<const double> p, std::span<const double> q) const {
+  Jet j;
+  for (int v = 0; v < vars_; ++v) {
+    const auto s = static_cast<std::size_t>(v);
+    j.c[0] += p[s] * q[s];
+    if (order_ >= 1) j.c[1 + s] = p[s] + q[s];
+  }
+  for (int key : square_key_) j.c[static_cast<std::size_t>(key)] = 1.0;
+  return j;
+}
+
+Jet JetAlgebra::add(const Jet& a, const Jet& b) const {
+  Jet r;
+  for (int k = 0; k < size(); ++k) r.c[k] = a.c[k] + b.c[k];
+  return r;
+}
+
+Jet JetAlgebra::sub(const Jet& a, const Jet& b) const {
+  Jet r;
+  for (int k = 0; k < size(); ++k) r.c[k] = a.c[k] - b.c[k];
+  return r;
+}
+
+Jet JetAlgebra::scale(const Jet& a, double s) const {
+  Jet r;
+  for (int k = 0; k < size(); ++k) r.c[k] = a.c[k] * s;
+  return r;
+}
+
+Jet JetAlgebra::add_constant(const Jet& a, double s) const {
+  Jet r = a;
+  r.c[0] += s;
+  return r;
+}
+
+Jet JetAlgebra::mul(const Jet& a, const Jet& b) const {
+  Jet r;
+  for (const Product& p : products_) r.c[p.k] += a.c[p.i] * b.c[p.j];
+  return r;
+}
+
+Jet JetAlgebra::compose(const Jet& a, std::span<const double> f) const {
+  // Horner in d = a - a0, which has no constant term, so d^k vanishes past the order.
+  Jet d = a;
+  d.c[0] = 0.0;
+  Jet r = constant(f[static_cast<std::size_t>(order_)]);
+  for (int k = order_ - 1; k >= 0; --k) r = add_constant(mul(r, d), f[static_cast<std::size_t>(k)]);
+  return r;
+}
+
+Jet JetAlgebra::recip(const Jet& a) const {
+  // 1/(a0 + s) = Σ (-1)^k s^k / a0^(k+1)
+  std::array<double, kJetCapacity> f{};
+  const double inv = 1.0 / a.c[0];
+  double t = inv;
+  for (int k = 0; k <= order_; ++k, t *= -inv) f[static_cast<std::size_t>(k)] = t;
+  return compose(a, std::span<const double>(f.data(), static_cast<std::size_t>(order_ + 1)));
+}
+
+Jet JetAlgebra::div(const Jet& a, const Jet& b) const { return mul(a, recip(b)); }
+
+Jet JetAlgebra::sqrt(const Jet& a) const {
+  // sqrt(a0 + s) = sqrt(a0) Σ binom(1/2, k) (s/a0)^k
+  std::array<double, kJetCapacity> f{};
+  const double r0 = std::sqrt(a.c[0]), inv = 1.0 / a.c[0];
+  double coeff = 1.0, t = r0;
+  for (int k = 0; k <= order_; ++k) {
+    f[static_cast<std::size_t>(k)] = coeff * t;
+    coeff *= (0.5 - k) / (k + 1);
+    t *= inv;
+  }
+  return compose(a, std::span<const double>(f.data(), static_cast<std::size_t>(order_ + 1)));
+}
+
+namespace {
+// The univariate series of atan at u0 to degree n: atan' = 1/(1 + u^2), whose series g in s is
+// found from (1 + (u0 + s)^2) g = 1 term by term, then integrated.
+void atan_series(double u0, int n, std::array<double, kJetCapacity>& f) {
+  const double q0 = 1 + u0 * u0, q1 = 2 * u0;  // 1 + (u0 + s)^2 = q0 + q1 s + s^2
+  std::array<double, kJetCapacity> g{};
+  for (int k = 0; k < n; ++k) {
+    double rhs = k == 0 ? 1.0 : 0.0;
+    if (k >= 1) rhs -= q1 * g[static_cast<std::size_t>(k - 1)];
+    if (k >= 2) rhs -= g[static_cast<std::size_t>(k - 2)];
+    g[static_cast<std::size_t>(k)] = rhs / q0;
+  }
+  f[0] = std::atan(u0);
+  for (int k = 1; k <= n; ++k)
+    f[static_cast<std::size_t>(k)] = g[static_cast<std::size_t>(k - 1)] / k;
+}
+}  // namespace
+
+Jet JetAlgebra::atan(const Jet& a) const {
+  std::array<double, kJetCapacity> f{};
+  atan_series(a.c[0], order_, f);
+  return compose(a, std::span<const double>(f.data(), static_cast<std::size_t>(order_ + 1)));
+}
+
+Jet JetAlgebra::atan_over(const Jet& a) const {
+  const double z0 = a.c[0];
+  std::array<double, kJetCapacity> f{};
+  if (std::abs(z0) < 0.25) {
+    // atan(z)/z = Σ_m (-1)^m z^(2m) / (2m+1); the coefficient of s^k in it at z0 + s is
+    // Σ_m (-1)^m C(2m, k) z0^(2m-k) / (2m+1). |z0| < 1/4: 24 terms leave < 1e-22.
+    for (int k = 0; k <= order_; ++k) {
+      double sum = 0;
+      for (int m = 0; m < 24; ++m) {
+        if (2 * m < k) continue;
+        const double term = binomial(2 * m, k) * std::pow(z0, 2 * m - k) / (2 * m + 1);
+        sum += (m % 2 ? -term : term);
+      }
+      f[static_cast<std::size_t>(k)] = sum;
+    }
+  } else {
+    // atan(z0 + s) / (z0 + s): the atan series divided by the linear z0 + s term by term.
+    std::array<double, kJetCapacity> t{};
+    atan_series(z0, order_, t);
+    for (int k = 0; k <= order_; ++k) {
+      const double prev = k > 0 ? f[static_cast<std::size_t>(k - 1)] : 0.0;
+      f[static_cast<std::size_t>(k)] = (t[static_cast<std::size_t>(k)] - prev) / z0;
+    }
+  }
+  return compose(a, std::span<const double>(f.data(), static_cast<std::size_t>(order_ + 1)));
+}
+
+}  // namespace jetpde
