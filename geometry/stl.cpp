@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <numbers>
 #include <unordered_map>
 
@@ -227,6 +228,8 @@ struct StlMesh::Mesh {
   double area = 0, volume = 0;
   Bounds bounds;
   TriangleTree tree;
+  std::once_flag adf_once;  // smooth_distance(): built on first use
+  std::unique_ptr<MeshAdf> adf;
 
   // The nearest point q of the mesh to p, its distance and the pseudo-normal there.
   double nearest(const Vec3& p, Vec3& q, Vec3& pseudo_normal) const {
@@ -432,6 +435,19 @@ Bounds StlMesh::bounds() const { return mesh_->bounds; }
 
 double StlMesh::compute_volume() const { return mesh_->volume; }
 
+const MeshAdf& StlMesh::smooth_distance() const {
+  std::call_once(mesh_->adf_once, [&] {
+    std::vector<MeshAdf::Triangle> tris;
+    tris.reserve(mesh_->triangles.size());
+    for (const auto& t : mesh_->triangles)
+      tris.push_back({mesh_->vertices[static_cast<std::size_t>(t[0])],
+                      mesh_->vertices[static_cast<std::size_t>(t[1])],
+                      mesh_->vertices[static_cast<std::size_t>(t[2])]});
+    mesh_->adf = std::make_unique<MeshAdf>(tris);
+  });
+  return *mesh_->adf;
+}
+
 double StlMesh::signed_distance(Point p) const {
   Vec3 q, pseudo;
   const Vec3 x{p[0], p[1], p[2]};
@@ -498,6 +514,9 @@ StlMesh::StlMesh(const std::string& path) : Geometry(3), path_(path) {
 }
 StlMesh::~StlMesh() = default;
 std::size_t StlMesh::triangles() const { return 0; }
+const MeshAdf& StlMesh::smooth_distance() const {
+  throw UserError("stl '" + path_ + "': this jetpde was built without VTK");
+}
 std::string StlMesh::describe() const { return "stl '" + path_ + "'"; }
 Bounds StlMesh::bounds() const { return {}; }
 double StlMesh::compute_volume() const { return 0; }

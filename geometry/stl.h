@@ -17,6 +17,10 @@
 // for the mesh. One boundary piece, "surface", sampled area-weighted over the triangles with their
 // outward normals; predicates (`z > 0.5`) select parts of it. Thread-safe after construction.
 //
+// For hard constraints, smooth_distance() is a smooth approximate distance to the whole surface
+// (the mean-value potential, geometry/mesh_adf.h): zero on it, analytic inside, with exact
+// derivatives to fourth order. The exact distance above has kinks inside and is not used there.
+//
 // Without VTK (JETPDE_HAVE_VTK_STL unset) stl() is a UserError saying so.
 #pragma once
 
@@ -24,6 +28,7 @@
 #include <string>
 
 #include "geometry/geometry.h"
+#include "geometry/mesh_adf.h"
 
 namespace jetpde::geometry {
 
@@ -36,6 +41,9 @@ class StlMesh final : public Geometry {
 
   const std::string& path() const { return path_; }
   std::size_t triangles() const;
+  // The smooth approximate distance to the whole surface (geometry/mesh_adf.h), built on first
+  // use (thread-safe): the automatic D of a hard constraint on an STL part.
+  const MeshAdf& smooth_distance() const;
 
   std::string describe() const override;
   Bounds bounds() const override;

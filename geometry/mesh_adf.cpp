@@ -1,0 +1,146 @@
+#include "geometry/mesh_adf.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "autodiff/errors.h"
+
+namespace jetpde::geometry {
+
+namespace {
+using Vec3 = MeshAdf::Vec3;
+Vec3 minus(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+Vec3 cross(const Vec3& a, const Vec3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+}  // namespace
+
+MeshAdf::MeshAdf(const std::vector<Triangle>& triangles) {
+  for (const Triangle& t : triangles) {
+    const Vec3 c = cross(minus(t[1], t[0]), minus(t[2], t[0]));
+    const double twice = std::sqrt(dot(c, c));
+    if (!(twice > 0)) continue;
+    tris_.push_back({{t[0], t[1], t[2]}, {c[0] / twice, c[1] / twice, c[2] / twice}, 0.5 * twice});
+  }
+  if (tris_.empty()) throw UserError("mesh distance: the mesh has no triangle of nonzero area");
+  Vec3 lo = tris_[0].v[0], hi = lo;
+  for (const Tri& t : tris_)
+    for (const Vec3& v : t.v)
+      for (std::size_t k = 0; k < 3; ++k)
+        lo[k] = std::min(lo[k], v[k]), hi[k] = std::max(hi[k], v[k]);
+  // The largest phi over the cell centres of a grid of the bounding box that are inside.
+  for (int cells = 12; cells <= 96; cells *= 2) {
+    const int total = cells * cells * cells;
+    std::vector<double> best(static_cast<std::size_t>(total), 0.0);
+    const auto centre = [&](int g) {
+      const int idx[3] = {g % cells, (g / cells) % cells, g / (cells * cells)};
+      Vec3 x;
+      for (std::size_t k = 0; k < 3; ++k) x[k] = lo[k] + (idx[k] + 0.5) / cells * (hi[k] - lo[k]);
+      return x;
+    };
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 16)
+#endif
+    for (int g = 0; g < total; ++g) {
+      const Vec3 x = centre(g);
+      if (winding(x) > 0.5) best[static_cast<std::size_t>(g)] = phi(x);
+    }
+    const auto top = std::max_element(best.begin(), best.end());
+    if (!(*top > 0)) continue;
+    // From the best centre, a compass search (steps halved when no move along an axis helps)
+    // to the local maximum, so the scale does not depend on where the grid falls.
+    Vec3 x = centre(static_cast<int>(top - best.begin()));
+    double value = *top, step = 0.5 *
+                                (*std::max_element(hi.begin(), hi.end()) -
+                                 *std::min_element(lo.begin(), lo.end())) /
+                                cells;
+    const double stop = 1e-6 * step * cells;
+    while (step > stop) {
+      bool moved = false;
+      for (std::size_t k = 0; k < 3; ++k)
+        for (const double sign : {1.0, -1.0}) {
+          Vec3 y = x;
+          y[k] += sign * step;
+          if (winding(y) < 0.5) continue;
+          const double v = phi(y);
+          if (v > value) value = v, x = y, moved = true;
+        }
+      if (!moved) step *= 0.5;
+    }
+    scale_ = value;
+    return;
+  }
+  throw UserError("mesh distance: no point of a 96^3 grid of the bounding box is inside the mesh");
+}
+
+double MeshAdf::potential(const Vec3& x) const {
+  double w = 0;
+  for (const Tri& t : tris_) {
+    const Vec3 a = minus(t.v[0], x), b = minus(t.v[1], x), c = minus(t.v[2], x);
+    const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
+    const double dn = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
+    const double h = -dot(t.n, a);
+    // h == 0 exactly (a point in the triangle's plane, off it): the limit 4A/Dn.
+    w += h == 0 ? 4 * t.area / dn : 2 * std::atan2(2 * t.area * h, dn) / h;
+  }
+  return w;
+}
+
+double MeshAdf::winding(const Vec3& x) const {
+  double omega = 0;
+  for (const Tri& t : tris_) {
+    const Vec3 a = minus(t.v[0], x), b = minus(t.v[1], x), c = minus(t.v[2], x);
+    const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
+    const double dn = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
+    omega += 2 * std::atan2(dot(a, cross(b, c)), dn);
+  }
+  return omega / (4 * kPi);
+}
+
+Jet MeshAdf::jet(const JetAlgebra& J, const Vec3& x) const {
+  Jet w = J.constant(0.0);
+  for (const Tri& t : tris_) {
+    // Offsets x - v_i: the algebra's dot_offsets builds (x - v_i).(x - v_j) directly.
+    const Vec3 p[3] = {minus(x, t.v[0]), minus(x, t.v[1]), minus(x, t.v[2])};
+    const Jet la = J.sqrt(J.dot_offsets(p[0], p[0])), lb = J.sqrt(J.dot_offsets(p[1], p[1])),
+              lc = J.sqrt(J.dot_offsets(p[2], p[2]));
+    const Jet dn =
+        J.add(J.add(J.mul(J.mul(la, lb), lc), J.mul(J.dot_offsets(p[0], p[1]), lc)),
+              J.add(J.mul(J.dot_offsets(p[0], p[2]), lb), J.mul(J.dot_offsets(p[1], p[2]), la)));
+    Jet h = J.constant(dot(t.n, p[0]));  // n.(x - v0): linear
+    for (int k = 0; k < 3 && J.order() >= 1; ++k) h.c[static_cast<std::size_t>(1 + k)] = t.n[k];
+    const Jet y = J.scale(h, 2 * t.area);
+    Jet term;
+    if (std::abs(y.c[0]) <= dn.c[0]) {
+      const Jet inv = J.recip(dn);
+      term = J.scale(J.mul(inv, J.atan_over(J.mul(y, inv))), 4 * t.area);
+    } else {
+      const double half = std::copysign(kPi / 2, y.c[0]);
+      const Jet theta = J.add_constant(J.scale(J.atan(J.div(dn, y)), -1.0), half);
+      term = J.scale(J.div(theta, h), 2.0);
+    }
+    w = J.add(w, term);
+  }
+  return J.scale(J.recip(w), 2 * kPi / scale_);
+}
+
+MatrixD MeshAdf::jets(const MatrixD& points, int order) const {
+  if (points.cols() != 3)
+    throw UserError("mesh distance: points have " + std::to_string(points.cols()) +
+                    " columns, not 3");
+  const JetAlgebra J(3, order);
+  MatrixD out(points.rows(), J.size());
+  const auto n = static_cast<std::int64_t>(points.rows());
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 8)
+#endif
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto r = static_cast<Eigen::Index>(i);
+    const Jet j = jet(J, {points(r, 0), points(r, 1), points(r, 2)});
+    for (int k = 0; k < J.size(); ++k) out(r, k) = j.c[static_cast<std::size_t>(k)];
+  }
+  return out;
+}
+
+}  // namespace jetpde::geometry
