@@ -8,6 +8,7 @@
 #include <random>
 
 #include "autodiff/errors.h"
+#include "autodiff/jet.h"
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
 #include "equations/analysis.h"
@@ -15,6 +16,7 @@
 #include "equations/parser.h"
 #include "geometry/ball.h"
 #include "geometry/boundary.h"
+#include "geometry/stl.h"
 #include "nn/detail/names.h"
 
 namespace jetpde::solvers {
@@ -45,6 +47,11 @@ std::string normals_name(std::size_t k) { return points_name(k) + "_normals"; }
 std::string upper_name(std::size_t k) { return points_name(k) + "_upper"; }
 std::string values_name(std::size_t k) { return points_name(k) + "_values"; }
 constexpr const char* kInterior = "interior";
+
+// hard_distance_ of a field whose D is the STL part's smooth distance: a given leaf (its streams
+// computed on the CPU per point set, autodiff/taylor.h), not an expression.
+constexpr const char* kMeshDistance = "#mesh";
+constexpr const char* kMeshTag = "adf";
 
 std::uint64_t term_seed(std::uint64_t seed, std::size_t term) {
   return seed * 0x9e3779b97f4a7c15ULL + 1000003ULL * (term + 1);
@@ -82,6 +89,15 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
     piece.erase(0, piece.find_first_not_of(' '));
     piece.erase(piece.find_last_not_of(' ') + 1);
+    if (dynamic_cast<const geometry::StlMesh*>(&g)) {
+      // The smooth distance is to the whole surface; a part of it would need the potential of
+      // its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done yet.
+      if (on.find_first_not_of(' ') != std::string::npos && piece != "surface")
+        throw UserError("no automatic distance on the piece '" + piece + "' of " + g.describe() +
+                        ": an STL part has one for its whole surface only (on: \"\"); give "
+                        "`distance` for a part of it");
+      return kMeshDistance;
+    }
     if (const auto* ball = dynamic_cast<const geometry::Ball*>(&g); ball && piece.empty()) {
       std::string r2;
       for (std::size_t c = 0; c < names.size(); ++c)
@@ -91,9 +107,10 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
       continue;
     }
     if (!g.is_box())
-      throw UserError("no automatic distance on " + g.describe() +
-                      " (boxes, time products of boxes, disks and spheres have one): give "
-                      "`distance`");
+      throw UserError(
+          "no automatic distance on " + g.describe() +
+          " (boxes, time products of boxes, disks, spheres and STL parts have one): give "
+          "`distance`");
     const int time = ctx.time_index();
     if (piece.empty() || piece == "spatial") {
       for (std::size_t c = 0; c < names.size(); ++c)
@@ -308,6 +325,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
           hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on) : hc.distance;
       // Both must parse as field-free expressions.
       for (const std::string& text : {hc.value, hard_distance_[static_cast<std::size_t>(f)]}) {
+        if (text == kMeshDistance) continue;
         const equations::Equation e = equations::parse(text, ctx);
         if (!equations::analyze(e, ctx).fields.empty())
           throw UserError("'" + text + "' uses a field: g and D depend on coordinates only");
@@ -461,6 +479,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     pde_params_.push_back(s->name);
   }
   objective_ = std::make_unique<Objective>(std::move(terms), params_, compile_);
+  add_distances(points);
   objective_->set_inputs(points);
   std::vector<double> slot_weights;
   for (int s = 0; s < objective_->slots(); ++s) {
@@ -478,7 +497,7 @@ Var Problem::fields_at(Var at) {
   for (std::size_t f = 0; f < hard_value_.size(); ++f)
     if (!hard_value_[f].empty()) {
       texts.push_back(hard_value_[f]);
-      texts.push_back(hard_distance_[f]);
+      texts.push_back(hard_distance_[f] == kMeshDistance ? "0" : hard_distance_[f]);
     }
   if (texts.empty()) return raw;
   const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
@@ -493,10 +512,51 @@ Var Problem::fields_at(Var at) {
       columns.push_back(n);
       continue;
     }
-    columns.push_back(gd[k] + gd[k + 1] * n);
+    // The mesh distance is a given leaf of the points: bound by distance_bindings() wherever
+    // these points are bound.
+    const Var d = hard_distance_[f] == kMeshDistance ? given_leaf(at, kMeshTag) : gd[k + 1];
+    columns.push_back(gd[k] + d * n);
     k += 2;
   }
   return columns.size() == 1 ? columns[0] : concat_cols(columns);
+}
+
+void Problem::add_distances(Bindings& points) const {
+  Bindings more;
+  for (const auto& [name, value] : points)
+    for (auto& [n, v] : distance_bindings(name, value)) more[n] = std::move(v);
+  for (auto& [n, v] : more) points[n] = std::move(v);
+}
+
+Bindings Problem::distance_bindings(const std::string& name, const MatrixD& points) const {
+  Bindings out;
+  const auto* mesh = dynamic_cast<const geometry::StlMesh*>(spec_.domain.get());
+  if (!mesh || std::find(hard_distance_.begin(), hard_distance_.end(), kMeshDistance) ==
+                   hard_distance_.end())
+    return out;
+  const std::string leaf = given_leaf_name(name, kMeshTag);
+  const std::vector<Var> inputs = graph_->inputs();
+  if (std::none_of(inputs.begin(), inputs.end(),
+                   [&](const Var& v) { return v.node().attrs.name == leaf; }))
+    return out;  // these points' graph does not use D (a data term's points, say)
+  // The jets to the highest order any stream asks for (4 at most: the jet capacity in 3D).
+  const std::vector<GivenStream> streams = given_streams(*graph_, leaf);
+  int order = 0;
+  for (const GivenStream& s : streams)
+    for (const auto& [alpha, w] : s.terms) order = std::max(order, degree(alpha));
+  if (order > 4)
+    throw UserError("hard constraint on " + mesh->describe() + ": the equations need order " +
+                    std::to_string(order) +
+                    " derivatives of the smooth distance, which has them to order 4");
+  const JetAlgebra jets(3, order);
+  const MatrixD c = mesh->smooth_distance().jets(points, order);
+  out[leaf] = c.col(0);
+  for (const GivenStream& s : streams) {
+    MatrixD v = MatrixD::Zero(points.rows(), 1);
+    for (const auto& [alpha, w] : s.terms) v.col(0) += w * c.col(jets.key_of(alpha));
+    out[s.input] = std::move(v);
+  }
+  return out;
 }
 
 Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
@@ -523,6 +583,7 @@ MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
   }
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) exe->set(n, value);
   exe->set(name, at);
+  exe->set(distance_bindings(name, at));
   exe->run();
   return exe->output(0);
 }
@@ -551,6 +612,7 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
   }
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
   ev.exe->set(ev.points, at);
+  ev.exe->set(distance_bindings(ev.points, at));
   ev.exe->run();
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)
@@ -619,6 +681,7 @@ MatrixD Problem::evaluate_expressions_given(
   }
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
   ev.exe->set(ev.points, at);
+  ev.exe->set(distance_bindings(ev.points, at));
   ev.exe->set(ev.values, field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1));
   ev.exe->run();
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
@@ -633,6 +696,7 @@ Bindings Problem::resample(std::uint64_t seed) const {
   for (std::size_t k = 0; k < spec_.conditions.size(); ++k)
     if (spec_.conditions[k].kind != Condition::Kind::data)
       sample_condition(spec_.conditions[k], k, seed, out);
+  add_distances(out);
   return out;
 }
 
@@ -660,6 +724,7 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   for (const auto& [name, value] : objective_->layout().unflatten(theta))
     candidate_residual_->set(name, value);
   candidate_residual_->set("candidates", pool);
+  candidate_residual_->set(distance_bindings("candidates", pool));
   candidate_residual_->run();
   const MatrixD r = candidate_residual_->output(0).abs().pow(k);
   const double mean = r.mean();
@@ -682,7 +747,9 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   MatrixD picked(n, pool.cols());
   for (Eigen::Index i = 0; i < n; ++i)
     picked.row(i) = pool.row(chosen[static_cast<std::size_t>(i)]);
-  return {{kInterior, picked}};
+  Bindings out{{kInterior, picked}};
+  add_distances(out);
+  return out;
 }
 
 }  // namespace jetpde::solvers

@@ -183,6 +183,11 @@ class Problem {
   // The fields at the points of input `at`, [n, fields], hard constraints applied.
   Var fields_at(Var at);
   MatrixD interior_points(std::uint64_t seed) const;
+  // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
+  // to the input `name`: empty when no hard constraint uses it or these points' graph does not.
+  Bindings distance_bindings(const std::string& name, const MatrixD& points) const;
+  // distance_bindings of every point set in `points`, added to it.
+  void add_distances(Bindings& points) const;
   void sample_condition(const Condition& c, std::size_t index, std::uint64_t seed,
                         Bindings& out) const;
 
