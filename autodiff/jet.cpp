@@ -1,5 +1,6 @@
 #include "autodiff/jet.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -69,21 +70,27 @@ int JetAlgebra::key_of(const MultiIndex& beta) const {
   return -1;
 }
 
-Jet JetAlgebra::constant(double value) const {
+Jet JetAlgebra::zero() const {
   Jet j;
+  std::fill_n(j.c.begin(), size(), 0.0);
+  return j;
+}
+
+Jet JetAlgebra::constant(double value) const {
+  Jet j = zero();
   j.c[0] = value;
   return j;
 }
 
 Jet JetAlgebra::variable(int i, double value) const {
-  Jet j;
+  Jet j = zero();
   j.c[0] = value;
   if (order_ >= 1) j.c[static_cast<std::size_t>(1 + i)] = 1.0;
   return j;
 }
 
 Jet JetAlgebra::dot_offsets(std::span<const double> p, std::span<const double> q) const {
-  Jet j;
+  Jet j = zero();
   for (int v = 0; v < vars_; ++v) {
     const auto s = static_cast<std::size_t>(v);
     j.c[0] += p[s] * q[s];
@@ -94,7 +101,7 @@ Jet JetAlgebra::dot_offsets(std::span<const double> p, std::span<const double> q
 }
 
 Jet JetAlgebra::add(const Jet& a, const Jet& b) const {
-  Jet r;
+  Jet r;  // every key written below
   for (int k = 0; k < size(); ++k) r.c[k] = a.c[k] + b.c[k];
   return r;
 }
@@ -118,7 +125,7 @@ Jet JetAlgebra::add_constant(const Jet& a, double s) const {
 }
 
 Jet JetAlgebra::mul(const Jet& a, const Jet& b) const {
-  Jet r;
+  Jet r = zero();
   for (const Product& p : products_) r.c[p.k] += a.c[p.i] * b.c[p.j];
   return r;
 }
@@ -134,7 +141,7 @@ Jet JetAlgebra::compose(const Jet& a, std::span<const double> f) const {
 
 Jet JetAlgebra::recip(const Jet& a) const {
   // 1/(a0 + s) = Σ (-1)^k s^k / a0^(k+1)
-  std::array<double, kJetCapacity> f{};
+  std::array<double, kJetCapacity> f;
   const double inv = 1.0 / a.c[0];
   double t = inv;
   for (int k = 0; k <= order_; ++k, t *= -inv) f[static_cast<std::size_t>(k)] = t;
@@ -145,7 +152,7 @@ Jet JetAlgebra::div(const Jet& a, const Jet& b) const { return mul(a, recip(b));
 
 Jet JetAlgebra::sqrt(const Jet& a) const {
   // sqrt(a0 + s) = sqrt(a0) Σ binom(1/2, k) (s/a0)^k
-  std::array<double, kJetCapacity> f{};
+  std::array<double, kJetCapacity> f;
   const double r0 = std::sqrt(a.c[0]), inv = 1.0 / a.c[0];
   double coeff = 1.0, t = r0;
   for (int k = 0; k <= order_; ++k) {
@@ -161,7 +168,7 @@ namespace {
 // found from (1 + (u0 + s)^2) g = 1 term by term, then integrated.
 void atan_series(double u0, int n, std::array<double, kJetCapacity>& f) {
   const double q0 = 1 + u0 * u0, q1 = 2 * u0;  // 1 + (u0 + s)^2 = q0 + q1 s + s^2
-  std::array<double, kJetCapacity> g{};
+  std::array<double, kJetCapacity> g;          // keys 0..n-1 written in order
   for (int k = 0; k < n; ++k) {
     double rhs = k == 0 ? 1.0 : 0.0;
     if (k >= 1) rhs -= q1 * g[static_cast<std::size_t>(k - 1)];
@@ -175,29 +182,35 @@ void atan_series(double u0, int n, std::array<double, kJetCapacity>& f) {
 }  // namespace
 
 Jet JetAlgebra::atan(const Jet& a) const {
-  std::array<double, kJetCapacity> f{};
+  std::array<double, kJetCapacity> f;
   atan_series(a.c[0], order_, f);
   return compose(a, std::span<const double>(f.data(), static_cast<std::size_t>(order_ + 1)));
 }
 
 Jet JetAlgebra::atan_over(const Jet& a) const {
   const double z0 = a.c[0];
-  std::array<double, kJetCapacity> f{};
+  std::array<double, kJetCapacity> f;
   if (std::abs(z0) < 0.25) {
-    // atan(z)/z = Σ_m (-1)^m z^(2m) / (2m+1); the coefficient of s^k in it at z0 + s is
-    // Σ_m (-1)^m C(2m, k) z0^(2m-k) / (2m+1). |z0| < 1/4: 24 terms leave < 1e-22.
-    for (int k = 0; k <= order_; ++k) {
-      double sum = 0;
-      for (int m = 0; m < 24; ++m) {
-        if (2 * m < k) continue;
-        const double term = binomial(2 * m, k) * std::pow(z0, 2 * m - k) / (2 * m + 1);
-        sum += (m % 2 ? -term : term);
+    // atan(z)/z = Σ_m (-1)^m q^m / (2m+1) with q = z^2 = z0^2 + 2 z0 s + s^2, summed by Horner
+    // in truncated univariate series of s. |z0| < 1/4: q0 < 1/16, and 20 terms leave < 1e-24
+    // (their derivatives, up to binomial factors, as well).
+    constexpr int kTerms = 20;
+    const double q[3] = {z0 * z0, 2 * z0, 1.0};
+    std::fill_n(f.begin(), order_ + 1, 0.0);
+    f[0] = (kTerms - 1) % 2 ? -1.0 / (2 * kTerms - 1) : 1.0 / (2 * kTerms - 1);
+    for (int m = kTerms - 2; m >= 0; --m) {
+      std::array<double, kJetCapacity> next;  // keys 0..order written below
+      for (int k = order_; k >= 0; --k) {
+        double sum = 0;
+        for (int j = 0; j < 3 && j <= k; ++j) sum += q[j] * f[static_cast<std::size_t>(k - j)];
+        next[static_cast<std::size_t>(k)] = sum;
       }
-      f[static_cast<std::size_t>(k)] = sum;
+      next[0] += m % 2 ? -1.0 / (2 * m + 1) : 1.0 / (2 * m + 1);
+      std::copy_n(next.begin(), order_ + 1, f.begin());
     }
   } else {
     // atan(z0 + s) / (z0 + s): the atan series divided by the linear z0 + s term by term.
-    std::array<double, kJetCapacity> t{};
+    std::array<double, kJetCapacity> t;
     atan_series(z0, order_, t);
     for (int k = 0; k <= order_; ++k) {
       const double prev = k > 0 ? f[static_cast<std::size_t>(k - 1)] : 0.0;

@@ -28,8 +28,10 @@ namespace jetpde {
 
 inline constexpr int kJetCapacity = 35;
 
+// The coefficients by key; entries past the algebra's size() are left unset (not zeroed: the
+// operations touch only the algebra's keys, which keeps low orders cheap).
 struct Jet {
-  std::array<double, kJetCapacity> c{};  // c[key]; unused entries stay zero
+  std::array<double, kJetCapacity> c;
   double value() const { return c[0]; }
 };
 
@@ -48,6 +50,7 @@ class JetAlgebra {
   // The key of β, or -1 when |β| > order or β has the wrong length.
   int key_of(const MultiIndex& beta) const;
 
+  Jet zero() const;
   Jet constant(double value) const;
   Jet variable(int i, double value) const;  // the coordinate x_i at x0_i = value
   // (x - P) . (x - Q) for points P, Q given by p = x0 - P and q = x0 - Q: value p.q, gradient

@@ -132,6 +132,16 @@ MatrixD MeshAdf::jets(const MatrixD& points, int order) const {
   const JetAlgebra J(3, order);
   MatrixD out(points.rows(), J.size());
   const auto n = static_cast<std::int64_t>(points.rows());
+  if (order == 0) {  // values only (the evaluators): the plain potential, 30x cheaper than jets
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(dynamic, 8)
+#endif
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto r = static_cast<Eigen::Index>(i);
+      out(r, 0) = value({points(r, 0), points(r, 1), points(r, 2)});
+    }
+    return out;
+  }
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(dynamic, 8)
 #endif
