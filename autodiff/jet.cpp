@@ -55,6 +55,18 @@ JetAlgebra::JetAlgebra(int vars, int order) : vars_(vars), order_(order) {
       for (std::size_t v = 0; v < sum.size(); ++v) sum[v] += indices_[j][v];
       products_.push_back({static_cast<int>(i), static_cast<int>(j), key.at(sum)});
     }
+  std::stable_sort(products_.begin(), products_.end(),
+                   [](const Product& x, const Product& y) { return x.k < y.k; });
+  // For compose: products of a term of degree >= m with one of degree >= 1, per m.
+  power_products_.resize(static_cast<std::size_t>(order + 1));
+  for (int m = 1; m <= order; ++m)
+    for (const Product& p : products_)
+      if (degree_[static_cast<std::size_t>(p.i)] >= m &&
+          degree_[static_cast<std::size_t>(p.j)] >= 1)
+        power_products_[static_cast<std::size_t>(m)].push_back(p);
+  for (int d = 0; d <= order; ++d)
+    first_of_degree_.push_back(
+        static_cast<int>(std::find(degree_.begin(), degree_.end(), d) - degree_.begin()));
   if (order >= 2)
     for (int v = 0; v < vars; ++v) {
       MultiIndex sq(static_cast<std::size_t>(vars), 0);
@@ -124,18 +136,40 @@ Jet JetAlgebra::add_constant(const Jet& a, double s) const {
   return r;
 }
 
+// The products are sorted by target key, so each coefficient is summed in a register.
+void JetAlgebra::multiply(const std::vector<Product>& table, const Jet& a, const Jet& b,
+                          Jet& r) const {
+  auto p = table.begin();
+  for (int k = 0; k < size(); ++k) {
+    double acc = 0;
+    for (; p != table.end() && p->k == k; ++p) acc += a.c[p->i] * b.c[p->j];
+    r.c[k] = acc;
+  }
+}
+
 Jet JetAlgebra::mul(const Jet& a, const Jet& b) const {
-  Jet r = zero();
-  for (const Product& p : products_) r.c[p.k] += a.c[p.i] * b.c[p.j];
+  Jet r;
+  multiply(products_, a, b, r);
   return r;
 }
 
 Jet JetAlgebra::compose(const Jet& a, std::span<const double> f) const {
-  // Horner in d = a - a0, which has no constant term, so d^k vanishes past the order.
+  // Σ f_k d^k with d = a - a0. d has no constant term, so d^k starts at degree k: each power
+  // takes only the products of d^(k-1)'s terms of degree >= k-1 with d's of degree >= 1.
   Jet d = a;
   d.c[0] = 0.0;
-  Jet r = constant(f[static_cast<std::size_t>(order_)]);
-  for (int k = order_ - 1; k >= 0; --k) r = add_constant(mul(r, d), f[static_cast<std::size_t>(k)]);
+  Jet r = scale(d, f[1 <= order_ ? 1 : 0]);
+  r.c[0] = f[0];
+  if (order_ == 0) return r;
+  Jet power = d;
+  for (int k = 2; k <= order_; ++k) {
+    Jet next;
+    multiply(power_products_[static_cast<std::size_t>(k - 1)], power, d, next);
+    const double fk = f[static_cast<std::size_t>(k)];
+    for (int key = first_of_degree_[static_cast<std::size_t>(k)]; key < size(); ++key)
+      r.c[key] += fk * next.c[key];
+    power = next;
+  }
   return r;
 }
 

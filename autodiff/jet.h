@@ -79,8 +79,11 @@ class JetAlgebra {
   struct Product {
     int i, j, k;  // c_k += a_i b_j
   };
-  std::vector<Product> products_;
-  std::vector<int> square_key_;  // the keys of x_v^2 (order >= 2)
+  std::vector<Product> products_;  // sorted by k
+  void multiply(const std::vector<Product>& table, const Jet& a, const Jet& b, Jet& r) const;
+  std::vector<int> square_key_;                       // the keys of x_v^2 (order >= 2)
+  std::vector<std::vector<Product>> power_products_;  // [m]: degree(i) >= m, degree(j) >= 1
+  std::vector<int> first_of_degree_;                  // [d]: the first key of degree d
 };
 
 }  // namespace jetpde
