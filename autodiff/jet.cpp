@@ -226,9 +226,14 @@ Jet JetAlgebra::atan_over(const Jet& a) const {
   std::array<double, kJetCapacity> f;
   if (std::abs(z0) < 0.25) {
     // atan(z)/z = Σ_m (-1)^m q^m / (2m+1) with q = z^2 = z0^2 + 2 z0 s + s^2, summed by Horner
-    // in truncated univariate series of s. |z0| < 1/4: q0 < 1/16, and 20 terms leave < 1e-24
-    // (their derivatives, up to binomial factors, as well).
-    constexpr int kTerms = 20;
+    // in truncated univariate series of s. The coefficient of s^k in q^m is C(2m, k) z0^(2m-k),
+    // so terms stop once C(2m, order) |z0|^(2m-order) < 1e-18 (|z0| < 1/4: 20 terms at most;
+    // a far triangle, z0 ~ 1e-3, needs a handful).
+    int kTerms = (order_ + 1) / 2 + 1;
+    for (double a = std::abs(z0); kTerms < 20; ++kTerms) {
+      const int m = kTerms;
+      if (binomial(2 * m, order_) * std::pow(a, 2 * m - order_) < 1e-18) break;
+    }
     const double q[3] = {z0 * z0, 2 * z0, 1.0};
     std::fill_n(f.begin(), order_ + 1, 0.0);
     f[0] = (kTerms - 1) % 2 ? -1.0 / (2 * kTerms - 1) : 1.0 / (2 * kTerms - 1);
