@@ -228,7 +228,9 @@ Ptr build_schema() {
              {key("field", T::string, "u", "The field."),
               key("value", T::string, "0", "g: the field's value where D = 0."),
               key("on", T::string, "",
-                  "Pieces for an automatic D (comma-separated; empty: the whole boundary)."),
+                  "Pieces for an automatic D (comma-separated; empty: the whole boundary): on "
+                  "boxes, time products of boxes, disks, spheres, and STL parts (the whole "
+                  "surface only: a smooth approximate distance)."),
               key("distance", T::string, "", "D as an expression, instead of `on`.")}),
        group(
            "network", T::object, "The neural network.",
