@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "autodiff/errors.h"
 
@@ -81,8 +82,14 @@ double MeshAdf::potential(const Vec3& x) const {
     const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
     const double dn = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
     const double h = -dot(t.n, a);
-    // h == 0 exactly (a point in the triangle's plane, off it): the limit 4A/Dn.
-    w += h == 0 ? 4 * t.area / dn : 2 * std::atan2(2 * t.area * h, dn) / h;
+    if (h == 0) {
+      // In the triangle's plane: off the triangle (Dn > 0) the limit 4A/Dn; on it (a point of
+      // the surface) W is infinite and phi zero.
+      if (!(dn > 0)) return std::numeric_limits<double>::infinity();
+      w += 4 * t.area / dn;
+    } else {
+      w += 2 * std::atan2(2 * t.area * h, dn) / h;
+    }
   }
   return w;
 }
@@ -98,7 +105,38 @@ double MeshAdf::winding(const Vec3& x) const {
   return omega / (4 * kPi);
 }
 
-Jet MeshAdf::jet(const JetAlgebra& J, const Vec3& x) const {
+Jet MeshAdf::jet(const JetAlgebra& J, const Vec3& point) const {
+  // On or within eps of the surface W is huge and its jets cancel (the order-k coefficients of
+  // 1/W lose about a factor eps^(1-k); and over an edge that two triangles of a flat face share,
+  // each one's term is singular where their sum is not), up to 0/0 on the surface itself. There the
+  // jet is taken at the point eps inside, along the inward normal of the nearest face (the
+  // triangles the point projects into with the smallest |h|, their normals averaged at an edge or
+  // corner): the one-sided limit to O(eps). The value stays the point's own.
+  constexpr double kEps[5] = {1e-10, 1e-10, 1e-5, 1e-4, 1e-3};
+  const double eps = kEps[std::min(J.order(), 4)] * diagonal_;
+  Vec3 x = point;
+  const double own = value(point);
+  const bool near = !(own * scale_ >= eps);
+  if (near) {
+    double best = std::numeric_limits<double>::infinity();
+    Vec3 normal{0, 0, 0};
+    for (const Tri& t : tris_) {
+      const double h = dot(t.n, minus(point, t.v[0]));
+      if (std::abs(h) > best + 1e-9 * diagonal_) continue;
+      // Inside the triangle's prism: the barycentric coordinates of the projection.
+      const Vec3 e1 = minus(t.v[1], t.v[0]), e2 = minus(t.v[2], t.v[0]), q = minus(point, t.v[0]);
+      const double d11 = dot(e1, e1), d12 = dot(e1, e2), d22 = dot(e2, e2);
+      const double q1 = dot(q, e1), q2 = dot(q, e2), det = d11 * d22 - d12 * d12;
+      const double u = (d22 * q1 - d12 * q2) / det, v = (d11 * q2 - d12 * q1) / det;
+      if (u < -1e-9 || v < -1e-9 || u + v > 1 + 1e-9) continue;
+      if (std::abs(h) < best - 1e-9 * diagonal_) normal = {0, 0, 0};  // a nearer face
+      best = std::min(best, std::abs(h));
+      for (std::size_t k = 0; k < 3; ++k) normal[k] += t.n[k];
+    }
+    const double length = std::sqrt(dot(normal, normal));
+    if (length > 0)  // else (no face under it) the jet where it is
+      for (std::size_t k = 0; k < 3; ++k) x[k] = point[k] - (eps - best) * normal[k] / length;
+  }
   Jet w = J.constant(0.0);
   for (const Tri& t : tris_) {
     // Offsets x - v_i: the algebra's dot_offsets builds (x - v_i).(x - v_j) directly.
@@ -122,7 +160,9 @@ Jet MeshAdf::jet(const JetAlgebra& J, const Vec3& x) const {
     }
     w = J.add(w, term);
   }
-  return J.scale(J.recip(w), 2 * kPi / scale_);
+  Jet d = J.scale(J.recip(w), 2 * kPi / scale_);
+  if (near) d.c[0] = own;
+  return d;
 }
 
 MatrixD MeshAdf::jets(const MatrixD& points, int order) const {

@@ -54,7 +54,10 @@ class MeshAdf {
   double scale() const { return scale_; }
   double value(const Vec3& x) const { return phi(x) / scale_; }  // D(x)
 
-  // The jet of D at x to the algebra's order (the algebra must have 3 variables).
+  // The jet of D at x to the algebra's order (the algebra must have 3 variables). Within eps of
+  // the surface (eps = 1e-10, 1e-10, 1e-5, 1e-4, 1e-3 of the bounding box's diagonal for orders
+  // 0 to 4), on it included, the derivatives are those at the point eps inside (the one-sided
+  // limit to O(eps): nearer, 1/W's jets cancel), the value the point's own.
   Jet jet(const JetAlgebra& algebra, const Vec3& x) const;
   // D's jets at the rows of `points` [n, 3]: [n, JetAlgebra(3, order).size()], the normalized
   // Taylor coefficients by the algebra's keys. UserError for points not of 3 columns.
@@ -69,6 +72,7 @@ class MeshAdf {
   };
   std::vector<Tri> tris_;
   double scale_ = 1;
+  double diagonal_ = 1;  // of the bounding box
 };
 
 }  // namespace jetpde::geometry

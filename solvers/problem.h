@@ -211,6 +211,12 @@ class Problem {
     std::unique_ptr<compiler::Executable> exe;
   };
   std::map<std::string, ExpressionEvaluator> expression_evaluators_;  // by count and expressions
+  struct DistanceCache {
+    MatrixD points;
+    std::size_t streams = 0;
+    Bindings bindings;
+  };
+  mutable std::map<std::string, DistanceCache> distance_cache_;  // by points input: the last
   std::unique_ptr<compiler::Executable> candidate_residual_;
   std::int64_t candidate_rows_ = 0;
   compiler::CompileOptions compile_;

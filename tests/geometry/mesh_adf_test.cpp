@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <tuple>
 
 #include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
@@ -112,8 +113,42 @@ TEST(MeshAdf, PositiveInsideAndAboutOneAtTheDeepestPoint) {
   EXPECT_GT(most, 0.95);
   EXPECT_LE(most, 1.0 + 1e-12);
   EXPECT_NEAR(adf.value({0.5, 0.5, 0.5}), 1.0, 1e-9);  // the deepest point of the cube
-  // Zero on the surface: D ~ h near it.
+  // Zero on the surface (exactly on a face, on an edge, at a corner), D ~ h near it; both the
+  // values and the jets.
   EXPECT_LT(adf.value({0.5, 0.5, 1e-9}), 1e-8);
+  for (const Vec3& x : {Vec3{0.3, 0.6, 0.0}, Vec3{0.5, 0.5, 0.0}, Vec3{1.0, 0.2, 0.7},
+                        Vec3{0.0, 0.0, 0.4}, Vec3{1.0, 1.0, 1.0}}) {
+    EXPECT_LT(adf.value(x), 1e-12) << x[0] << " " << x[1] << " " << x[2];
+    EXPECT_LT(adf.jets((MatrixD(1, 3) << x[0], x[1], x[2]).finished(), 0)(0, 0), 1e-12);
+  }
+}
+
+TEST(MeshAdf, JetsOnTheSurfaceAreTheLimitsFromInside) {
+  // On a face (h = 0 exactly), over the diagonal its two triangles share, 1e-12 inside, and on
+  // another face: finite jets, the gradient the inward normal over the scale (D ~ h/scale), and
+  // for orders 1 and 2 close to the jets 1e-4 further in (D's third normal derivative is about
+  // -400 there, so "close" is to the depth's first order). The order-4 jets, taken 1e-3 of the
+  // diagonal inside, are only checked finite with the right gradient: their coefficients vary
+  // too fast there to compare with another depth.
+  const MeshAdf adf(cube());
+  for (const auto& [order, depth, tolerance] :
+       {std::tuple{1, 1e-4, 1e-2}, std::tuple{2, 1e-4, 1e-2}, std::tuple{4, 0.0, 0.0}}) {
+    const JetAlgebra J(3, order);
+    for (const Vec3& x :
+         {Vec3{0.3, 0.6, 0.0}, Vec3{0.5, 0.5, 0.0}, Vec3{0.3, 0.6, 1e-12}, Vec3{0.4, 1.0, 0.7}}) {
+      const Jet on = adf.jet(J, x);
+      const bool top = x[1] == 1.0;
+      const Vec3 in = top ? Vec3{x[0], 1 - depth, x[2]} : Vec3{x[0], x[1], depth};
+      const Jet near = adf.jet(J, in);
+      EXPECT_LT(on.value(), 1e-11);
+      for (int k = 0; k < J.size(); ++k) ASSERT_TRUE(std::isfinite(on.c[k])) << order << " " << k;
+      const double inward = top ? -on.c[J.key_of({0, 1, 0})] : on.c[J.key_of({0, 0, 1})];
+      EXPECT_NEAR(inward * adf.scale(), 1.0, 1e-2) << order;
+      for (int k = 1; k < J.size() && depth > 0; ++k)
+        EXPECT_NEAR(on.c[k], near.c[k], tolerance * (1 + std::abs(near.c[k])))
+            << "order " << order << " key " << k << " at " << x[0] << " " << x[1] << " " << x[2];
+    }
+  }
 }
 
 TEST(MeshAdf, RejectsDegenerateMeshes) {
@@ -160,7 +195,7 @@ TEST(MeshAdf, JetsMatchFiniteDifferences) {
   const MeshAdf box(cube()), tet(tetrahedron());
   // Deep inside, near faces (the second form of a triangle's term), near an edge and a corner.
   for (const Vec3& x : {Vec3{0.5, 0.5, 0.5}, Vec3{0.3, 0.6, 0.05}, Vec3{0.2, 0.04, 0.03},
-                        Vec3{0.95, 0.9, 0.93}, Vec3{0.5, 0.7, 0.999}})
+                        Vec3{0.95, 0.9, 0.93}, Vec3{0.5, 0.7, 0.995}})
     expect_jets_match_differences(box, x);
   for (const Vec3& x : {Vec3{0.2, 0.2, 0.2}, Vec3{0.1, 0.3, 0.05}, Vec3{0.5, 0.2, 0.25}})
     expect_jets_match_differences(tet, x);
