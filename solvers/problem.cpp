@@ -82,6 +82,18 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
   const auto times = [&](const std::string& factor) {
     product += (product.empty() ? "" : "*") + factor;
   };
+  if (dynamic_cast<const geometry::StlMesh*>(&g)) {
+    // The smooth distance is to the whole surface; a part of it would need the potential of
+    // its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done yet.
+    std::string whole = on;
+    whole.erase(0, whole.find_first_not_of(' '));
+    whole.erase(whole.find_last_not_of(' ') + 1);
+    if (!whole.empty() && whole != "surface")
+      throw UserError("no automatic distance on the piece '" + whole + "' of " + g.describe() +
+                      ": an STL part has one for its whole surface only (on: \"\"); give "
+                      "`distance` for a part of it");
+    return kMeshDistance;
+  }
   std::string rest = on;
   do {
     const std::size_t comma = rest.find(',');
@@ -89,15 +101,6 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
     piece.erase(0, piece.find_first_not_of(' '));
     piece.erase(piece.find_last_not_of(' ') + 1);
-    if (dynamic_cast<const geometry::StlMesh*>(&g)) {
-      // The smooth distance is to the whole surface; a part of it would need the potential of
-      // its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done yet.
-      if (on.find_first_not_of(' ') != std::string::npos && piece != "surface")
-        throw UserError("no automatic distance on the piece '" + piece + "' of " + g.describe() +
-                        ": an STL part has one for its whole surface only (on: \"\"); give "
-                        "`distance` for a part of it");
-      return kMeshDistance;
-    }
     if (const auto* ball = dynamic_cast<const geometry::Ball*>(&g); ball && piece.empty()) {
       std::string r2;
       for (std::size_t c = 0; c < names.size(); ++c)

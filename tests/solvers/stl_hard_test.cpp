@@ -133,11 +133,23 @@ TEST_F(StlHard, APieceOfTheSurfaceHasNoAutomaticDistanceYet) {
           spec_.domain->describe() +
           ": an STL part has one for its whole surface only (on: \"\"); give `distance` for a "
           "part of it");
-  spec_.hard_constraints[0].on = "surface";
+  spec_.hard_constraints[0].on = "surface, z > 0.25";
+  EXPECT_THROW(Problem{spec_}, UserError);
+  spec_.hard_constraints[0].on = " surface ";
   EXPECT_NO_THROW(Problem{spec_});
   // A fourth-order equation needs D to order 4: still within the jets.
   spec_.equations = {"laplacian(laplacian(u))"};
   EXPECT_NO_THROW(Problem{spec_});
+  spec_.equations = {"laplacian(laplacian(laplacian(u)))"};
+  try {
+    Problem{spec_};
+    ADD_FAILURE() << "no error for a sixth-order equation";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("need order 6 derivatives of the smooth distance, which "
+                                         "has them to order 4"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
