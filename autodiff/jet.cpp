@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <utility>
 
 #include "autodiff/errors.h"
 
@@ -29,9 +30,82 @@ double binomial(int n, int k) {
   for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
   return r;
 }
+
+// Three variables to orders 1..4 (the smooth mesh distance's case) take kernels with their
+// product tables built at compile time and unrolled: the same products as the runtime tables,
+// in the same key order, without the indexing (3-4x faster).
+constexpr int count3(int order) { return (order + 1) * (order + 2) * (order + 3) / 6; }
+
+template <int K>
+struct Fixed3 {
+  static constexpr int N = count3(K);
+  struct Index {
+    int a[3];
+    int degree;
+  };
+  // By degree, then from the first variable's highest power: the order of multi_indices().
+  static constexpr std::array<Index, N> index = [] {
+    std::array<Index, N> out{};
+    int n = 0;
+    for (int d = 0; d <= K; ++d)
+      for (int a = d; a >= 0; --a)
+        for (int b = d - a; b >= 0; --b)
+          out[static_cast<std::size_t>(n++)] = {{a, b, d - a - b}, d};
+    return out;
+  }();
+  struct Product {
+    int i, j, k;
+  };
+  // The products a_i b_j -> c_k with degree(i) >= MI and degree(j) >= MJ, sorted by k.
+  template <int MI, int MJ>
+  static constexpr int count() {
+    int n = 0;
+    for (const Index& i : index)
+      for (const Index& j : index)
+        if (i.degree >= MI && j.degree >= MJ && i.degree + j.degree <= K) ++n;
+    return n;
+  }
+  template <int MI, int MJ>
+  static constexpr std::array<Product, count<MI, MJ>()> table() {
+    std::array<Product, count<MI, MJ>()> out{};
+    int n = 0;
+    for (int k = 0; k < N; ++k)
+      for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+          const Index &x = index[static_cast<std::size_t>(i)],
+                      &y = index[static_cast<std::size_t>(j)],
+                      &z = index[static_cast<std::size_t>(k)];
+          if (x.degree < MI || y.degree < MJ) continue;
+          if (x.a[0] + y.a[0] == z.a[0] && x.a[1] + y.a[1] == z.a[1] && x.a[2] + y.a[2] == z.a[2])
+            out[static_cast<std::size_t>(n++)] = {i, j, k};
+        }
+    return out;
+  }
+};
+
+template <int K, int MI, int MJ>
+void multiply_fixed(const double* a, const double* b, double* r) {
+  static constexpr auto table = Fixed3<K>::template table<MI, MJ>();
+  [&]<std::size_t... I>(std::index_sequence<I...>) { ((r[I] = 0.0), ...); }
+  (std::make_index_sequence<Fixed3<K>::N>{});
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((r[table[I].k] += a[table[I].i] * b[table[I].j]), ...);
+  }
+  (std::make_index_sequence<table.size()>{});
+}
+
+// d^(m+1) from d^m (its terms of degree >= m) and d (degree >= 1).
+template <int K, int M = 1>
+void power_fixed(int m, const double* power, const double* d, double* r) {
+  if constexpr (M < K) {
+    if (m == M) return multiply_fixed<K, M, 1>(power, d, r);
+    power_fixed<K, M + 1>(m, power, d, r);
+  }
+}
 }  // namespace
 
-JetAlgebra::JetAlgebra(int vars, int order) : vars_(vars), order_(order) {
+JetAlgebra::JetAlgebra(int vars, int order)
+    : vars_(vars), order_(order), fixed_(vars == 3 && order >= 1 && order <= 4 ? order : 0) {
   if (vars < 1 || order < 0)
     throw UserError("jet: need at least one variable and a non-negative order (got " +
                     std::to_string(vars) + " variables, order " + std::to_string(order) + ")");
@@ -48,6 +122,17 @@ JetAlgebra::JetAlgebra(int vars, int order) : vars_(vars), order_(order) {
   }
   std::map<MultiIndex, int> key;
   for (std::size_t k = 0; k < indices_.size(); ++k) key[indices_[k]] = static_cast<int>(k);
+  const auto same_keys = [&](const auto& fixed) {
+    for (std::size_t k = 0; k < indices_.size(); ++k)
+      for (std::size_t v = 0; v < 3; ++v)
+        if (fixed[k].a[v] != indices_[k][v]) return false;
+    return true;
+  };
+  if ((fixed_ == 1 && !same_keys(Fixed3<1>::index)) ||
+      (fixed_ == 2 && !same_keys(Fixed3<2>::index)) ||
+      (fixed_ == 3 && !same_keys(Fixed3<3>::index)) ||
+      (fixed_ == 4 && !same_keys(Fixed3<4>::index)))
+    throw InternalError("jet: the compiled kernels' keys differ from the algebra's");
   for (std::size_t i = 0; i < indices_.size(); ++i)
     for (std::size_t j = 0; j < indices_.size(); ++j) {
       if (degree_[i] + degree_[j] > order) continue;
@@ -149,7 +234,22 @@ void JetAlgebra::multiply(const std::vector<Product>& table, const Jet& a, const
 
 Jet JetAlgebra::mul(const Jet& a, const Jet& b) const {
   Jet r;
-  multiply(products_, a, b, r);
+  switch (fixed_) {
+    case 1:
+      multiply_fixed<1, 0, 0>(a.c.data(), b.c.data(), r.c.data());
+      break;
+    case 2:
+      multiply_fixed<2, 0, 0>(a.c.data(), b.c.data(), r.c.data());
+      break;
+    case 3:
+      multiply_fixed<3, 0, 0>(a.c.data(), b.c.data(), r.c.data());
+      break;
+    case 4:
+      multiply_fixed<4, 0, 0>(a.c.data(), b.c.data(), r.c.data());
+      break;
+    default:
+      multiply(products_, a, b, r);
+  }
   return r;
 }
 
@@ -164,7 +264,19 @@ Jet JetAlgebra::compose(const Jet& a, std::span<const double> f) const {
   Jet power = d;
   for (int k = 2; k <= order_; ++k) {
     Jet next;
-    multiply(power_products_[static_cast<std::size_t>(k - 1)], power, d, next);
+    switch (fixed_) {
+      case 2:
+        power_fixed<2>(k - 1, power.c.data(), d.c.data(), next.c.data());
+        break;
+      case 3:
+        power_fixed<3>(k - 1, power.c.data(), d.c.data(), next.c.data());
+        break;
+      case 4:
+        power_fixed<4>(k - 1, power.c.data(), d.c.data(), next.c.data());
+        break;
+      default:
+        multiply(power_products_[static_cast<std::size_t>(k - 1)], power, d, next);
+    }
     const double fk = f[static_cast<std::size_t>(k)];
     for (int key = first_of_degree_[static_cast<std::size_t>(k)]; key < size(); ++key)
       r.c[key] += fk * next.c[key];
@@ -230,10 +342,11 @@ Jet JetAlgebra::atan_over(const Jet& a) const {
     // so terms stop once C(2m, order) |z0|^(2m-order) < 1e-18 (|z0| < 1/4: 20 terms at most;
     // a far triangle, z0 ~ 1e-3, needs a handful).
     int kTerms = (order_ + 1) / 2 + 1;
-    for (double a = std::abs(z0); kTerms < 20; ++kTerms) {
-      const int m = kTerms;
-      if (binomial(2 * m, order_) * std::pow(a, 2 * m - order_) < 1e-18) break;
-    }
+    // |z0|^(2m - order) by repeated multiplication (pow is a tenth of the whole jet's time).
+    double a_power = 1;
+    for (int e = 0; e < 2 * kTerms - order_; ++e) a_power *= std::abs(z0);
+    for (; kTerms < 20; ++kTerms, a_power *= z0 * z0)
+      if (binomial(2 * kTerms, order_) * a_power < 1e-18) break;
     const double q[3] = {z0 * z0, 2 * z0, 1.0};
     std::fill_n(f.begin(), order_ + 1, 0.0);
     f[0] = (kTerms - 1) % 2 ? -1.0 / (2 * kTerms - 1) : 1.0 / (2 * kTerms - 1);

@@ -74,6 +74,7 @@ class JetAlgebra {
 
  private:
   int vars_, order_;
+  int fixed_;  // 1..4: three variables to this order, by the compiled kernels; 0: the tables
   std::vector<MultiIndex> indices_;
   std::vector<int> degree_;
   struct Product {
