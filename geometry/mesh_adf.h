@@ -26,7 +26,9 @@
 // Note phi is not the distance deep inside: at the centre of a ball of radius r it is r/2.
 //
 // Derivatives: jets (autodiff/jet.h) of D to any order the jet capacity allows (4 in 3D), in
-// double, OpenMP over points. Cost: every triangle contributes to every point (no far-field cut).
+// double, OpenMP over points. Cost: every triangle contributes to every point (no far-field
+// cut): measured on one thread, 0.4 us a triangle and point to order 2, 1.1 us to order 4, 16 ns
+// for the value alone (the washer of examples/, 384 triangles, 2000 points: 0.31 s to order 2).
 // Thread-safe after construction.
 #pragma once
 
