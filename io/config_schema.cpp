@@ -229,8 +229,8 @@ Ptr build_schema() {
               key("value", T::string, "0", "g: the field's value where D = 0."),
               key("on", T::string, "",
                   "Pieces for an automatic D (comma-separated; empty: the whole boundary): on "
-                  "boxes, time products of boxes, disks, spheres, and STL parts (the whole "
-                  "surface only: a smooth approximate distance)."),
+                  "boxes, time products of boxes, disks, spheres, STL parts and their time "
+                  "products (the whole surface only: a smooth approximate distance)."),
               key("distance", T::string, "", "D as an expression, instead of `on`.")}),
        group(
            "network", T::object, "The neural network.",

@@ -17,6 +17,7 @@
 #include "geometry/ball.h"
 #include "geometry/boundary.h"
 #include "geometry/stl.h"
+#include "geometry/time_product.h"
 #include "nn/detail/names.h"
 
 namespace jetpde::solvers {
@@ -62,6 +63,21 @@ bool uses_normals(Condition::Kind kind) {
          kind == Condition::Kind::residual;
 }
 
+// The STL part of a domain that is one, or the space of a time product of one; else null.
+const geometry::StlMesh* mesh_of(const geometry::Geometry& g) {
+  if (const auto* tp = dynamic_cast<const geometry::TimeProduct*>(&g))
+    return dynamic_cast<const geometry::StlMesh*>(tp->space().get());
+  return dynamic_cast<const geometry::StlMesh*>(&g);
+}
+
+// A D that is the mesh distance, or that times an expression ("#mesh*(t/1)"): the expression.
+bool uses_mesh(const std::string& distance) { return distance.rfind(kMeshDistance, 0) == 0; }
+std::string mesh_factor(const std::string& distance) {
+  return distance.size() > std::string(kMeshDistance).size() + 1
+             ? distance.substr(std::string(kMeshDistance).size() + 1)
+             : "1";
+}
+
 // D for a hard constraint on the pieces `on` (comma-separated; see HardConstraint).
 std::string automatic_distance(const geometry::Geometry& g, const equations::Context& ctx,
                                const std::string& on) {
@@ -82,17 +98,33 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
   const auto times = [&](const std::string& factor) {
     product += (product.empty() ? "" : "*") + factor;
   };
-  if (dynamic_cast<const geometry::StlMesh*>(&g)) {
-    // The smooth distance is to the whole surface; a part of it would need the potential of
-    // its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done yet.
-    std::string whole = on;
-    whole.erase(0, whole.find_first_not_of(' '));
-    whole.erase(whole.find_last_not_of(' ') + 1);
-    if (!whole.empty() && whole != "surface")
-      throw UserError("no automatic distance on the piece '" + whole + "' of " + g.describe() +
-                      ": an STL part has one for its whole surface only (on: \"\"); give "
-                      "`distance` for a part of it");
-    return kMeshDistance;
+  if (mesh_of(g)) {
+    // The smooth distance is to the whole surface of the part; a part of it would need the
+    // potential of its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done
+    // yet. In a time product, the time faces are factors as for boxes.
+    const int time = ctx.time_index();
+    bool surface = false;
+    std::string rest = on;
+    do {
+      const std::size_t comma = rest.find(',');
+      std::string piece = rest.substr(0, comma);
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+      piece.erase(0, piece.find_first_not_of(' '));
+      piece.erase(piece.find_last_not_of(' ') + 1);
+      if (piece.empty() || piece == "surface" || (piece == "spatial" && time >= 0)) {
+        surface = true;
+        if (piece.empty() && time >= 0) times(slab(static_cast<std::size_t>(time)));
+      } else if ((piece == "initial" || piece == "final") && time >= 0) {
+        times(face(static_cast<std::size_t>(time), piece == "final"));
+      } else {
+        throw UserError("no automatic distance on the piece '" + piece + "' of " + g.describe() +
+                        ": an STL part has one for its whole surface only (on: \"\"" +
+                        (time >= 0 ? std::string(", \"spatial\", \"initial\", \"final\"") : "") +
+                        "); give `distance` for a part of it");
+      }
+    } while (!rest.empty());
+    if (!surface) return product;
+    return product.empty() ? kMeshDistance : std::string(kMeshDistance) + "*" + product;
   }
   std::string rest = on;
   do {
@@ -324,11 +356,12 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
     if (!hard_value_[static_cast<std::size_t>(f)].empty())
       throw SpecError(entry, label, "the field has a hard constraint already");
     try {
-      hard_distance_[static_cast<std::size_t>(f)] =
-          hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on) : hc.distance;
-      // Both must parse as field-free expressions.
-      for (const std::string& text : {hc.value, hard_distance_[static_cast<std::size_t>(f)]}) {
-        if (text == kMeshDistance) continue;
+      std::string& d = hard_distance_[static_cast<std::size_t>(f)];
+      d = hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on) : hc.distance;
+      // Both must parse as field-free expressions (of an automatic mesh distance, its factor; a
+      // given distance as it is, so "#mesh" there is no way to ask for the mesh's).
+      const std::string d_text = hc.distance.empty() && uses_mesh(d) ? mesh_factor(d) : d;
+      for (const std::string& text : {hc.value, d_text}) {
         const equations::Equation e = equations::parse(text, ctx);
         if (!equations::analyze(e, ctx).fields.empty())
           throw UserError("'" + text + "' uses a field: g and D depend on coordinates only");
@@ -500,7 +533,8 @@ Var Problem::fields_at(Var at) {
   for (std::size_t f = 0; f < hard_value_.size(); ++f)
     if (!hard_value_[f].empty()) {
       texts.push_back(hard_value_[f]);
-      texts.push_back(hard_distance_[f] == kMeshDistance ? "0" : hard_distance_[f]);
+      texts.push_back(uses_mesh(hard_distance_[f]) ? mesh_factor(hard_distance_[f])
+                                                   : hard_distance_[f]);
     }
   if (texts.empty()) return raw;
   const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
@@ -517,7 +551,7 @@ Var Problem::fields_at(Var at) {
     }
     // The mesh distance is a given leaf of the points: bound by distance_bindings() wherever
     // these points are bound.
-    const Var d = hard_distance_[f] == kMeshDistance ? given_leaf(at, kMeshTag) : gd[k + 1];
+    const Var d = uses_mesh(hard_distance_[f]) ? given_leaf(at, kMeshTag) * gd[k + 1] : gd[k + 1];
     columns.push_back(gd[k] + d * n);
     k += 2;
   }
@@ -533,10 +567,8 @@ void Problem::add_distances(Bindings& points) const {
 
 Bindings Problem::distance_bindings(const std::string& name, const MatrixD& points) const {
   Bindings out;
-  const auto* mesh = dynamic_cast<const geometry::StlMesh*>(spec_.domain.get());
-  if (!mesh || std::find(hard_distance_.begin(), hard_distance_.end(), kMeshDistance) ==
-                   hard_distance_.end())
-    return out;
+  const geometry::StlMesh* mesh = mesh_of(*spec_.domain);
+  if (!mesh || std::none_of(hard_distance_.begin(), hard_distance_.end(), uses_mesh)) return out;
   const std::string leaf = given_leaf_name(name, kMeshTag);
   const std::vector<Var> inputs = graph_->inputs();
   if (std::none_of(inputs.begin(), inputs.end(),
@@ -549,19 +581,24 @@ Bindings Problem::distance_bindings(const std::string& name, const MatrixD& poin
       cached.points.cols() == points.cols() && (cached.points == points).all())
     return cached.bindings;
   // The jets to the highest order any stream asks for (4 at most: the jet capacity in 3D).
-  int order = 0;
+  int order = 0;  // over the spatial columns (time derivatives of D are zero)
   for (const GivenStream& s : streams)
-    for (const auto& [alpha, w] : s.terms) order = std::max(order, degree(alpha));
+    for (const auto& [alpha, w] : s.terms)
+      if (alpha.size() == 3 || alpha[3] == 0) order = std::max(order, degree(alpha));
   if (order > 4)
     throw UserError("hard constraint on " + mesh->describe() + ": the equations need order " +
                     std::to_string(order) +
                     " derivatives of the smooth distance, which has them to order 4");
+  // D depends on the spatial columns only (a time product's time is the last): a term with a
+  // time derivative is zero.
   const JetAlgebra jets(3, order);
-  const MatrixD c = mesh->smooth_distance().jets(points, order);
+  const MatrixD c = mesh->smooth_distance().jets(points.leftCols(3), order);
   out[leaf] = c.col(0);
   for (const GivenStream& s : streams) {
     MatrixD v = MatrixD::Zero(points.rows(), 1);
-    for (const auto& [alpha, w] : s.terms) v.col(0) += w * c.col(jets.key_of(alpha));
+    for (const auto& [alpha, w] : s.terms)
+      if (alpha.size() == 3 || alpha[3] == 0)
+        v.col(0) += w * c.col(jets.key_of({alpha[0], alpha[1], alpha[2]}));
     out[s.input] = std::move(v);
   }
   cached = {points, streams.size(), out};

@@ -116,8 +116,9 @@ std::string condition_kind_name(Condition::Kind kind);
 // an expression but a given leaf of each point set (autodiff/taylor.h), its value and the
 // derivative streams the equations need (to order 4) computed on the CPU in double whenever
 // that point set is bound: at construction, by resample() and adaptive_interior(), and by the
-// evaluators. A piece of an STL surface (on: "z > 0.5") has none yet. Other shapes need
-// `distance`.
+// evaluators. In a time product of an STL part, "spatial" is that distance, "initial" and
+// "final" the time faces' factors as for boxes, "" all three. A piece of an STL surface
+// (on: "z > 0.5") has none yet. Other shapes need `distance`.
 struct HardConstraint {
   std::string field = "u";
   std::string value = "0";  // g: what the field equals where D = 0

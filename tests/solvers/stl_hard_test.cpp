@@ -10,6 +10,7 @@
 
 #include "geometry/sampler.h"
 #include "geometry/stl.h"
+#include "geometry/time_product.h"
 #include "solvers/problem.h"
 #include "solvers/trainer.h"
 #include "tests/support/scratch_dir.h"
@@ -150,6 +151,54 @@ TEST_F(StlHard, APieceOfTheSurfaceHasNoAutomaticDistanceYet) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(StlHard, ATimeProductTakesTheSurfaceAndTheInitialFace) {
+  // The heat equation on the part over t in [0, 2]: D = (mesh distance) * t/2 for "spatial,
+  // initial", so u = g on the surface at every time and at t = 0 everywhere.
+  ProblemSpec spec = spec_;
+  spec.domain = geometry::time_product(spec_.domain, 0, 2);
+  spec.context = equations::Context();
+  spec.context.fields({"u"}).coordinates({"x", "y", "z"}).time("t");
+  spec.equations = {"u_t - laplacian(u) = 0"};
+  spec.hard_constraints = {
+      {.field = "u", .value = "exp(-t)*sin(x)*cos(y)*exp(z)", .on = "spatial, initial"}};
+  spec.precision = compiler::PrecisionPolicy::fp64;
+  Problem p(spec);
+  const Eigen::VectorXd theta = p.initial_theta(4);
+  const auto g = [](const MatrixD& at) -> MatrixD {
+    return (-at.col(3)).exp() * at.col(0).sin() * at.col(1).cos() * at.col(2).exp();
+  };
+  const MatrixD side = geometry::sample_boundary(*spec.domain, 100, {.seed = 1}, "spatial").points;
+  EXPECT_LT((p.evaluate(theta, side) - g(side)).abs().maxCoeff(), 1e-12);
+  MatrixD start = geometry::sample_interior(*spec.domain, 50, {.seed = 2}).points;
+  start.col(3).setZero();
+  EXPECT_LT((p.evaluate(theta, start) - g(start)).abs().maxCoeff(), 1e-12);
+  // Inside, the derivatives through D (its time factor by the graph, its space part given)
+  // against finite differences.
+  const MatrixD at = geometry::sample_interior(*spec.domain, 10, {.seed = 3}).points;
+  const MatrixD got = p.evaluate_expressions(theta, at, {"u_t", "laplacian(u)"});
+  const MatrixD u0 = p.evaluate(theta, at);
+  const double h = 1e-4;
+  MatrixD lap = MatrixD::Zero(at.rows(), 1), ut;
+  for (int k = 0; k < 4; ++k) {
+    MatrixD plus = at, minus = at;
+    plus.col(k) += h;
+    minus.col(k) -= h;
+    const MatrixD up = p.evaluate(theta, plus), um = p.evaluate(theta, minus);
+    if (k < 3)
+      lap += (up - 2 * u0 + um) / (h * h);
+    else
+      ut = (up - um) / (2 * h);
+  }
+  EXPECT_LT((got.col(0) - ut.col(0)).abs().maxCoeff(), 1e-6);
+  EXPECT_LT((got.col(1) - lap.col(0)).abs().maxCoeff(), 1e-4 * std::max(1.0, lap.abs().maxCoeff()));
+  // The whole boundary (final face included) and the surface alone assemble too; a time piece
+  // of a bare part is the piece error.
+  spec.hard_constraints[0].on = "";
+  EXPECT_NO_THROW(Problem{spec});
+  spec_.hard_constraints[0].on = "initial";
+  EXPECT_THROW(Problem{spec_}, UserError);
 }
 
 }  // namespace
