@@ -236,7 +236,9 @@ class TaylorState {
   // Inputs: unit seeds, a one-hot row per coordinate ([1, cols], broadcast over points).
   void seed(NodeId id, Streams& out) {
     const Node n = g_.node(id);
-    if (!given_coordinates(n.attrs.name).empty()) return given(id, out);
+    const bool coordinate = std::any_of(plan_.vars().begin(), plan_.vars().end(),
+                                        [&](const TaylorVar& v) { return v.input.id == id; });
+    if (!coordinate && !given_coordinates(n.attrs.name).empty()) return given(id, out);
     for (int key = 1; key < plan_.stream_count(); ++key) {
       std::vector<double> row(static_cast<std::size_t>(n.shape.cols), 0.0);
       bool any = false;
