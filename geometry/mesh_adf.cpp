@@ -17,16 +17,23 @@ Vec3 cross(const Vec3& a, const Vec3& b) {
 }
 }  // namespace
 
-MeshAdf::MeshAdf(const std::vector<Triangle>& triangles) {
-  for (const Triangle& t : triangles) {
+MeshAdf::MeshAdf(const std::vector<Triangle>& triangles, const std::vector<bool>& selected) {
+  if (!selected.empty() && selected.size() != triangles.size())
+    throw UserError("mesh distance: " + std::to_string(selected.size()) + " flags for " +
+                    std::to_string(triangles.size()) + " triangles");
+  for (std::size_t k = 0; k < triangles.size(); ++k) {
+    const Triangle& t = triangles[k];
     const Vec3 c = cross(minus(t[1], t[0]), minus(t[2], t[0]));
     const double twice = std::sqrt(dot(c, c));
     if (!(twice > 0)) continue;
-    tris_.push_back({{t[0], t[1], t[2]}, {c[0] / twice, c[1] / twice, c[2] / twice}, 0.5 * twice});
+    const Tri tri{{t[0], t[1], t[2]}, {c[0] / twice, c[1] / twice, c[2] / twice}, 0.5 * twice};
+    all_.push_back(tri);
+    if (selected.empty() || selected[k]) tris_.push_back(tri);
   }
-  if (tris_.empty()) throw UserError("mesh distance: the mesh has no triangle of nonzero area");
-  Vec3 lo = tris_[0].v[0], hi = lo;
-  for (const Tri& t : tris_)
+  if (all_.empty()) throw UserError("mesh distance: the mesh has no triangle of nonzero area");
+  if (tris_.empty()) throw UserError("mesh distance: no triangle of the piece has nonzero area");
+  Vec3 lo = all_[0].v[0], hi = lo;
+  for (const Tri& t : all_)
     for (const Vec3& v : t.v)
       for (std::size_t k = 0; k < 3; ++k)
         lo[k] = std::min(lo[k], v[k]), hi[k] = std::max(hi[k], v[k]);
@@ -96,7 +103,7 @@ double MeshAdf::potential(const Vec3& x) const {
 
 double MeshAdf::winding(const Vec3& x) const {
   double omega = 0;
-  for (const Tri& t : tris_) {
+  for (const Tri& t : all_) {
     const Vec3 a = minus(t.v[0], x), b = minus(t.v[1], x), c = minus(t.v[2], x);
     const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
     const double dn = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;

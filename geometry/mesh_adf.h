@@ -46,12 +46,15 @@ class MeshAdf {
   using Triangle = std::array<Vec3, 3>;  // counter-clockwise seen from outside
 
   // UserError for no triangles (zero-area ones are dropped) or a mesh with no grid point inside.
-  explicit MeshAdf(const std::vector<Triangle>& triangles);
+  // With `selected` (one flag per triangle), D is the distance to those triangles alone (a piece
+  // of the surface): W sums over them, zero on them only; inside is still the whole mesh's.
+  explicit MeshAdf(const std::vector<Triangle>& triangles, const std::vector<bool>& selected = {});
 
   std::size_t triangles() const { return tris_.size(); }
   double potential(const Vec3& x) const;  // W(x)
   double phi(const Vec3& x) const { return 2 * kPi / potential(x); }
-  // The generalized winding number Σ Ω / 4π: 1 inside a closed outward mesh, 0 outside.
+  // The generalized winding number Σ Ω / 4π over every triangle: 1 inside a closed outward
+  // mesh, 0 outside.
   double winding(const Vec3& x) const;
   double scale() const { return scale_; }
   double value(const Vec3& x) const { return phi(x) / scale_; }  // D(x)
@@ -72,7 +75,8 @@ class MeshAdf {
     Vec3 n;  // unit outward normal
     double area;
   };
-  std::vector<Tri> tris_;
+  std::vector<Tri> tris_;  // the selected triangles: W's
+  std::vector<Tri> all_;   // every triangle: the winding number's
   double scale_ = 1;
   double diagonal_ = 1;  // of the bounding box
 };

@@ -230,7 +230,8 @@ Ptr build_schema() {
               key("on", T::string, "",
                   "Pieces for an automatic D (comma-separated; empty: the whole boundary): on "
                   "boxes, time products of boxes, disks, spheres, STL parts and their time "
-                  "products (the whole surface only: a smooth approximate distance)."),
+                  "products (a smooth approximate distance to the surface, or to the triangles "
+                  "where a predicate holds)."),
               key("distance", T::string, "", "D as an expression, instead of `on`.")}),
        group(
            "network", T::object, "The neural network.",

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "autodiff/errors.h"
 #include "autodiff/jet.h"
@@ -79,8 +80,10 @@ std::string mesh_factor(const std::string& distance) {
 }
 
 // D for a hard constraint on the pieces `on` (comma-separated; see HardConstraint).
+// An STL part's piece given by a predicate goes to `mesh_piece` (D is then that piece's mesh
+// distance).
 std::string automatic_distance(const geometry::Geometry& g, const equations::Context& ctx,
-                               const std::string& on) {
+                               const std::string& on, std::string& mesh_piece) {
   const geometry::Bounds b = g.bounds();
   const std::vector<std::string>& names = ctx.coordinate_names();
   const auto face = [&](std::size_t c, bool upper) {
@@ -103,7 +106,7 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
     // potential of its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done
     // yet. In a time product, the time faces are factors as for boxes.
     const int time = ctx.time_index();
-    bool surface = false;
+    bool surface = false, whole = false;  // the mesh distance; to the whole surface
     std::string rest = on;
     do {
       const std::size_t comma = rest.find(',');
@@ -112,17 +115,22 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
       piece.erase(0, piece.find_first_not_of(' '));
       piece.erase(piece.find_last_not_of(' ') + 1);
       if (piece.empty() || piece == "surface" || (piece == "spatial" && time >= 0)) {
-        surface = true;
+        surface = whole = true;
         if (piece.empty() && time >= 0) times(slab(static_cast<std::size_t>(time)));
       } else if ((piece == "initial" || piece == "final") && time >= 0) {
         times(face(static_cast<std::size_t>(time), piece == "final"));
+      } else if (piece == "spatial" || piece == "initial" || piece == "final") {
+        throw UserError("no piece '" + piece + "' on " + g.describe() + ", which has no time");
       } else {
-        throw UserError("no automatic distance on the piece '" + piece + "' of " + g.describe() +
-                        ": an STL part has one for its whole surface only (on: \"\"" +
-                        (time >= 0 ? std::string(", \"spatial\", \"initial\", \"final\"") : "") +
-                        "); give `distance` for a part of it");
+        // A predicate: the triangles where it holds (checked when the distance is built).
+        if (!mesh_piece.empty())
+          throw UserError("an STL part's automatic distance takes one predicate piece, not '" +
+                          mesh_piece + "' and '" + piece + "'");
+        mesh_piece = piece;
+        surface = true;
       }
     } while (!rest.empty());
+    if (whole) mesh_piece.clear();  // the product is zero on the union: the whole surface
     if (!surface) return product;
     return product.empty() ? kMeshDistance : std::string(kMeshDistance) + "*" + product;
   }
@@ -346,6 +354,7 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
   network_ = std::make_unique<nn::Network>(g, net);
   hard_value_.assign(ctx.field_names().size(), "");
   hard_distance_.assign(ctx.field_names().size(), "");
+  hard_mesh_piece_.assign(ctx.field_names().size(), "");
   for (std::size_t h = 0; h < spec_.hard_constraints.size(); ++h) {
     const HardConstraint& hc = spec_.hard_constraints[h];
     const std::string label = "hard constraint " + std::to_string(h + 1) + " on '" + hc.field + "'";
@@ -357,7 +366,11 @@ Problem::Problem(ProblemSpec spec) : spec_(std::move(spec)) {
       throw SpecError(entry, label, "the field has a hard constraint already");
     try {
       std::string& d = hard_distance_[static_cast<std::size_t>(f)];
-      d = hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on) : hc.distance;
+      std::string& piece = hard_mesh_piece_[static_cast<std::size_t>(f)];
+      d = hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on, piece) : hc.distance;
+      // The piece's distance now, so that a predicate that selects no triangle is this entry's
+      // error (and the cost of the scale's search is setup's).
+      if (hc.distance.empty() && uses_mesh(d)) mesh_of(*spec_.domain)->smooth_distance(piece);
       // Both must parse as field-free expressions (of an automatic mesh distance, its factor; a
       // given distance as it is, so "#mesh" there is no way to ask for the mesh's).
       const std::string d_text = hc.distance.empty() && uses_mesh(d) ? mesh_factor(d) : d;
@@ -551,7 +564,8 @@ Var Problem::fields_at(Var at) {
     }
     // The mesh distance is a given leaf of the points: bound by distance_bindings() wherever
     // these points are bound.
-    const Var d = uses_mesh(hard_distance_[f]) ? given_leaf(at, kMeshTag) * gd[k + 1] : gd[k + 1];
+    const Var d =
+        uses_mesh(hard_distance_[f]) ? given_leaf(at, mesh_tag(f)) * gd[k + 1] : gd[k + 1];
     columns.push_back(gd[k] + d * n);
     k += 2;
   }
@@ -565,43 +579,56 @@ void Problem::add_distances(Bindings& points) const {
   for (auto& [n, v] : more) points[n] = std::move(v);
 }
 
+std::string Problem::mesh_tag(std::size_t field) const {
+  // Fields on the whole surface share one leaf; a piece's is its field's own.
+  return hard_mesh_piece_[field].empty() ? kMeshTag : kMeshTag + std::to_string(field);
+}
+
 Bindings Problem::distance_bindings(const std::string& name, const MatrixD& points) const {
   Bindings out;
   const geometry::StlMesh* mesh = mesh_of(*spec_.domain);
-  if (!mesh || std::none_of(hard_distance_.begin(), hard_distance_.end(), uses_mesh)) return out;
-  const std::string leaf = given_leaf_name(name, kMeshTag);
+  if (!mesh) return out;
   const std::vector<Var> inputs = graph_->inputs();
-  if (std::none_of(inputs.begin(), inputs.end(),
-                   [&](const Var& v) { return v.node().attrs.name == leaf; }))
-    return out;  // these points' graph does not use D (a data term's points, say)
-  const std::vector<GivenStream> streams = given_streams(*graph_, leaf);
-  // The same points again (an evaluator's grid at every validation): the values of last time.
-  auto& cached = distance_cache_[name];
-  if (cached.streams == streams.size() && cached.points.rows() == points.rows() &&
-      cached.points.cols() == points.cols() && (cached.points == points).all())
-    return cached.bindings;
-  // The jets to the highest order any stream asks for (4 at most: the jet capacity in 3D).
-  int order = 0;  // over the spatial columns (time derivatives of D are zero)
-  for (const GivenStream& s : streams)
-    for (const auto& [alpha, w] : s.terms)
-      if (alpha.size() == 3 || alpha[3] == 0) order = std::max(order, degree(alpha));
-  if (order > 4)
-    throw UserError("hard constraint on " + mesh->describe() + ": the equations need order " +
-                    std::to_string(order) +
-                    " derivatives of the smooth distance, which has them to order 4");
-  // D depends on the spatial columns only (a time product's time is the last): a term with a
-  // time derivative is zero.
-  const JetAlgebra jets(3, order);
-  const MatrixD c = mesh->smooth_distance().jets(points.leftCols(3), order);
-  out[leaf] = c.col(0);
-  for (const GivenStream& s : streams) {
-    MatrixD v = MatrixD::Zero(points.rows(), 1);
-    for (const auto& [alpha, w] : s.terms)
-      if (alpha.size() == 3 || alpha[3] == 0)
-        v.col(0) += w * c.col(jets.key_of({alpha[0], alpha[1], alpha[2]}));
-    out[s.input] = std::move(v);
+  std::set<std::string> done;
+  for (std::size_t f = 0; f < hard_distance_.size(); ++f) {
+    if (!uses_mesh(hard_distance_[f]) || !done.insert(mesh_tag(f)).second) continue;
+    const std::string leaf = given_leaf_name(name, mesh_tag(f));
+    if (std::none_of(inputs.begin(), inputs.end(),
+                     [&](const Var& v) { return v.node().attrs.name == leaf; }))
+      continue;  // these points' graph does not use D (a data term's points, say)
+    const std::vector<GivenStream> streams = given_streams(*graph_, leaf);
+    // The same points again (an evaluator's grid at every validation): the values of last time.
+    auto& cached = distance_cache_[leaf];
+    if (cached.streams == streams.size() && cached.points.rows() == points.rows() &&
+        cached.points.cols() == points.cols() && (cached.points == points).all()) {
+      for (const auto& [n, v] : cached.bindings) out[n] = v;
+      continue;
+    }
+    // The jets to the highest order any stream asks for (4 at most: the jet capacity in 3D),
+    // over the spatial columns: D does not depend on a time product's time (the last column),
+    // so a term with a time derivative is zero.
+    int order = 0;
+    for (const GivenStream& s : streams)
+      for (const auto& [alpha, w] : s.terms)
+        if (alpha.size() == 3 || alpha[3] == 0) order = std::max(order, degree(alpha));
+    if (order > 4)
+      throw UserError("hard constraint on " + mesh->describe() + ": the equations need order " +
+                      std::to_string(order) +
+                      " derivatives of the smooth distance, which has them to order 4");
+    const JetAlgebra jets(3, order);
+    const MatrixD c = mesh->smooth_distance(hard_mesh_piece_[f]).jets(points.leftCols(3), order);
+    Bindings mine;
+    mine[leaf] = c.col(0);
+    for (const GivenStream& s : streams) {
+      MatrixD v = MatrixD::Zero(points.rows(), 1);
+      for (const auto& [alpha, w] : s.terms)
+        if (alpha.size() == 3 || alpha[3] == 0)
+          v.col(0) += w * c.col(jets.key_of({alpha[0], alpha[1], alpha[2]}));
+      mine[s.input] = std::move(v);
+    }
+    for (const auto& [n, v] : mine) out[n] = v;
+    cached = {points, streams.size(), std::move(mine)};
   }
-  cached = {points, streams.size(), out};
   return out;
 }
 

@@ -116,9 +116,11 @@ std::string condition_kind_name(Condition::Kind kind);
 // an expression but a given leaf of each point set (autodiff/taylor.h), its value and the
 // derivative streams the equations need (to order 4) computed on the CPU in double whenever
 // that point set is bound: at construction, by resample() and adaptive_interior(), and by the
-// evaluators. In a time product of an STL part, "spatial" is that distance, "initial" and
-// "final" the time faces' factors as for boxes, "" all three. A piece of an STL surface
-// (on: "z > 0.5") has none yet. Other shapes need `distance`.
+// evaluators. A predicate piece (on: "z == 0") takes the distance to the triangles whose
+// vertices and centroid satisfy it (so a piece that cuts through triangles is rounded to whole
+// ones; one predicate per constraint). In a time product of an STL part, "spatial" is the
+// distance, "initial" and "final" the time faces' factors as for boxes, "" all three. Other
+// shapes need `distance`.
 struct HardConstraint {
   std::string field = "u";
   std::string value = "0";  // g: what the field equals where D = 0
@@ -204,6 +206,8 @@ class Problem {
   std::vector<Var> params_;
   std::vector<std::string> pde_params_;                  // trainable constants, by name
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
+  std::vector<std::string> hard_mesh_piece_;      // per field: the STL piece's predicate ("": all)
+  std::string mesh_tag(std::size_t field) const;  // the tag of its mesh distance's given leaf
   std::unique_ptr<Objective> objective_;
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
   struct ExpressionEvaluator {
@@ -217,7 +221,7 @@ class Problem {
     std::size_t streams = 0;
     Bindings bindings;
   };
-  mutable std::map<std::string, DistanceCache> distance_cache_;  // by points input: the last
+  mutable std::map<std::string, DistanceCache> distance_cache_;  // by given leaf: the last
   std::unique_ptr<compiler::Executable> candidate_residual_;
   std::int64_t candidate_rows_ = 0;
   compiler::CompileOptions compile_;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -199,6 +200,26 @@ TEST(MeshAdf, JetsMatchFiniteDifferences) {
     expect_jets_match_differences(box, x);
   for (const Vec3& x : {Vec3{0.2, 0.2, 0.2}, Vec3{0.1, 0.3, 0.05}, Vec3{0.5, 0.2, 0.25}})
     expect_jets_match_differences(tet, x);
+}
+
+TEST(MeshAdf, APieceIsTheDistanceToItsTrianglesAlone) {
+  // The cube's bottom face (z = 0: its two triangles) selected: D vanishes there only, is about
+  // h/scale above it, positive on the other faces, and its jets are still smooth inside.
+  const std::vector<Triangle> tris = cube();
+  std::vector<bool> bottom;
+  for (const Triangle& t : tris) bottom.push_back(t[0][2] == 0 && t[1][2] == 0 && t[2][2] == 0);
+  ASSERT_EQ(std::count(bottom.begin(), bottom.end(), true), 2);
+  const MeshAdf piece(tris, bottom);
+  EXPECT_NEAR(piece.winding({0.5, 0.5, 0.5}), 1.0, 1e-12);  // inside is the whole mesh's
+  EXPECT_LT(piece.value({0.3, 0.6, 0.0}), 1e-12);
+  EXPECT_NEAR(piece.phi({0.3, 0.6, 1e-4}) / 1e-4, 1.0, 1e-3);
+  EXPECT_GT(piece.value({0.3, 0.6, 1.0}), 0.5);  // the top face is far from the piece
+  EXPECT_GT(piece.value({1.0, 0.6, 0.5}), 0.1);  // a side face
+  EXPECT_LE(piece.value({0.5, 0.5, 0.99}), 1.0 + 1e-12);
+  expect_jets_match_differences(piece, {0.4, 0.3, 0.6});
+  expect_jets_match_differences(piece, {0.2, 0.9, 0.05});
+  EXPECT_THROW(MeshAdf(tris, std::vector<bool>(tris.size(), false)), UserError);
+  EXPECT_THROW(MeshAdf(tris, std::vector<bool>(3, true)), UserError);
 }
 
 // The same D built as graph ops on the tetrahedron: inside it every face has h < 0, where a

@@ -126,18 +126,49 @@ TEST_F(StlHard, EveryPointSetIsBoundAndItTrains) {
   EXPECT_LT(p.objective().evaluate(theta), before);
 }
 
-TEST_F(StlHard, APieceOfTheSurfaceHasNoAutomaticDistanceYet) {
-  spec_.hard_constraints[0].on = "z > 0.25";
-  jetpde::testing::expect_user_error(
-      [&] { Problem{spec_}; },
-      "hard constraint 1 on 'u': no automatic distance on the piece 'z > 0.25' of " +
-          spec_.domain->describe() +
-          ": an STL part has one for its whole surface only (on: \"\"); give `distance` for a "
-          "part of it");
-  spec_.hard_constraints[0].on = "surface, z > 0.25";
-  EXPECT_THROW(Problem{spec_}, UserError);
-  spec_.hard_constraints[0].on = " surface ";
+TEST_F(StlHard, APieceOfTheSurfaceIsItsTriangles) {
+  // The bottom face z == 0 (its two triangles) as a hard constraint: u = g there exactly, not
+  // on the top face; the Laplacian through the piece's D against finite differences.
+  spec_.hard_constraints[0].on = "z == 0";
+  spec_.precision = compiler::PrecisionPolicy::fp64;
+  {
+    Problem p(spec_);
+    const Eigen::VectorXd theta = p.initial_theta(5);
+    const auto g = [](const MatrixD& at) -> MatrixD {
+      return (2 * at.col(0)).sin() * at.col(1).cos() * at.col(2).exp();
+    };
+    MatrixD bottom = geometry::sample_boundary(*spec_.domain, 50, {.seed = 1}, "z == 0").points;
+    MatrixD top = geometry::sample_boundary(*spec_.domain, 50, {.seed = 2}, "z == 0.5").points;
+    EXPECT_LT((p.evaluate(theta, bottom) - g(bottom)).abs().maxCoeff(), 1e-12);
+    EXPECT_GT((p.evaluate(theta, top) - g(top)).abs().maxCoeff(), 1e-2);
+    const MatrixD at = geometry::sample_interior(*spec_.domain, 10, {.seed = 3}).points;
+    const MatrixD lap = p.evaluate_expressions(theta, at, {"laplacian(u)"});
+    const double h = 1e-4;
+    const MatrixD u0 = p.evaluate(theta, at);
+    MatrixD fd = MatrixD::Zero(at.rows(), 1);
+    for (int k = 0; k < 3; ++k) {
+      MatrixD plus = at, minus = at;
+      plus.col(k) += h;
+      minus.col(k) -= h;
+      fd += (p.evaluate(theta, plus) - 2 * u0 + p.evaluate(theta, minus)) / (h * h);
+    }
+    EXPECT_LT((lap - fd).abs().maxCoeff(), 1e-4 * std::max(1.0, fd.abs().maxCoeff()));
+    EXPECT_TRUE(p.resample(4).count("interior#adf0"));  // a piece's leaf is its field's own
+  }
+  spec_.hard_constraints[0].on = "z === 0";
+  EXPECT_THROW(Problem{spec_}, UserError);  // the predicate's parse error
+  spec_.hard_constraints[0].on = "z > 7";
+  jetpde::testing::expect_user_error([&] { Problem{spec_}; },
+                                     "hard constraint 1 on 'u': stl '" + path("box.stl") +
+                                         "': no triangle has its vertices and centroid in 'z > 7'");
+  spec_.hard_constraints[0].on = "z == 0, z == 0.5";
+  EXPECT_THROW(Problem{spec_}, UserError);  // one predicate piece
+  spec_.hard_constraints[0].on = "initial";
+  EXPECT_THROW(Problem{spec_}, UserError);               // no time
+  spec_.hard_constraints[0].on = " surface , z > 0.25";  // the union: the whole surface
   EXPECT_NO_THROW(Problem{spec_});
+  spec_.hard_constraints[0].on = "";
+  spec_.precision = compiler::PrecisionPolicy::fp32;
   // A fourth-order equation needs D to order 4: still within the jets.
   spec_.equations = {"laplacian(laplacian(u))"};
   EXPECT_NO_THROW(Problem{spec_});
