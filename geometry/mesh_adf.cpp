@@ -37,6 +37,7 @@ MeshAdf::MeshAdf(const std::vector<Triangle>& triangles, const std::vector<bool>
     for (const Vec3& v : t.v)
       for (std::size_t k = 0; k < 3; ++k)
         lo[k] = std::min(lo[k], v[k]), hi[k] = std::max(hi[k], v[k]);
+  diagonal_ = std::sqrt(dot(minus(hi, lo), minus(hi, lo)));
   // The largest phi over the cell centres of a grid of the bounding box that are inside.
   for (int cells = 12; cells <= 96; cells *= 2) {
     const int total = cells * cells * cells;
@@ -59,10 +60,7 @@ MeshAdf::MeshAdf(const std::vector<Triangle>& triangles, const std::vector<bool>
     // From the best centre, a compass search (steps halved when no move along an axis helps)
     // to the local maximum, so the scale does not depend on where the grid falls.
     Vec3 x = centre(static_cast<int>(top - best.begin()));
-    double value = *top, step = 0.5 *
-                                (*std::max_element(hi.begin(), hi.end()) -
-                                 *std::min_element(lo.begin(), lo.end())) /
-                                cells;
+    double value = *top, step = 0.5 * diagonal_ / cells;
     const double stop = 1e-6 * step * cells;
     while (step > stop) {
       bool moved = false;
