@@ -112,7 +112,16 @@ std::string condition_kind_name(Condition::Kind kind);
 //   "initial"     the initial face of a time product: (t - t0) / (t1 - t0)
 //   a face name   of a box ("left", "x_min", ...): the normalized distance to that face
 // For a box, the whole boundary is the product over the coordinates of (c - lo)(hi - c) / (L/2)^2;
-// for a disk or sphere (r^2 - |x - c|^2) / r^2. Other shapes need `distance`.
+// for a disk or sphere (r^2 - |x - c|^2) / r^2. For an STL part (the whole surface: on "" or
+// "surface"), the mesh's smooth approximate distance (geometry/mesh_adf.h; 1 at its maximum): not
+// an expression but a given leaf of each point set (autodiff/taylor.h), its value and the
+// derivative streams the equations need (to order 4) computed on the CPU in double whenever
+// that point set is bound: at construction, by resample() and adaptive_interior(), and by the
+// evaluators. A predicate piece (on: "z == 0") takes the distance to the triangles whose
+// vertices and centroid satisfy it (so a piece that cuts through triangles is rounded to whole
+// ones; one predicate per constraint). In a time product of an STL part, "spatial" is the
+// distance, "initial" and "final" the time faces' factors as for boxes, "" all three. Other
+// shapes need `distance`.
 struct HardConstraint {
   std::string field = "u";
   std::string value = "0";  // g: what the field equals where D = 0
@@ -186,6 +195,11 @@ class Problem {
   // The fields at the points of input `at`, [n, fields], hard constraints applied.
   Var fields_at(Var at);
   MatrixD interior_points(std::uint64_t seed) const;
+  // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
+  // to the input `name`: empty when no hard constraint uses it or these points' graph does not.
+  Bindings distance_bindings(const std::string& name, const MatrixD& points) const;
+  // distance_bindings of every point set in `points`, added to it.
+  void add_distances(Bindings& points) const;
   void sample_condition(const Condition& c, std::size_t index, std::uint64_t seed,
                         Bindings& out) const;
 
@@ -196,6 +210,8 @@ class Problem {
   std::vector<Var> params_;
   std::vector<std::string> pde_params_;                  // trainable constants, by name
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
+  std::vector<std::string> hard_mesh_piece_;      // per field: the STL piece's predicate ("": all)
+  std::string mesh_tag(std::size_t field) const;  // the tag of its mesh distance's given leaf
   std::unique_ptr<Objective> objective_;
   std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
   struct ExpressionEvaluator {
@@ -204,6 +220,12 @@ class Problem {
     std::unique_ptr<compiler::Executable> exe;
   };
   std::map<std::string, ExpressionEvaluator> expression_evaluators_;  // by count and expressions
+  struct DistanceCache {
+    MatrixD points;
+    std::size_t streams = 0;
+    Bindings bindings;
+  };
+  mutable std::map<std::string, DistanceCache> distance_cache_;  // by given leaf: the last
   std::unique_ptr<compiler::Executable> candidate_residual_;
   std::int64_t candidate_rows_ = 0;
   compiler::CompileOptions compile_;
