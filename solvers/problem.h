@@ -1,7 +1,7 @@
 // A PINN problem declared as mathematics and assembled into one compiled training step
-// (docs/design.md section 9): a domain, fields and equations, conditions on boundary pieces, initial
-// conditions, data, and a network. Every condition is an equation evaluated on its own sampled
-// points, lowered through its own Taylor plan into the same graph.
+// (docs/design.md section 9): a domain, fields and equations, conditions on boundary pieces,
+// initial conditions, data, and a network. Every condition is an equation evaluated on its own
+// sampled points, lowered through its own Taylor plan into the same graph.
 //
 //   solvers::ProblemSpec spec;
 //   spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);       // x, t
