@@ -4,12 +4,15 @@
 
 #include <string>
 
+#include "autodiff/options.h"
 #include "compiler/module.h"
 
 namespace jetpde::compiler {
 
 // Precision policies of DESIGN.md section 8; `as_built` keeps the graph's own dtypes.
 enum class PrecisionPolicy { as_built, fp64, fp32, bf16, fp16, automatic };
+// The names (the config's `precision` choices: every one but as_built, which only code sets).
+const options::EnumTable<PrecisionPolicy>& precision_names();
 std::string precision_name(PrecisionPolicy policy);
 // `automatic` resolved for this machine: bf16 where GEMMs run on bf16 hardware, else fp32.
 // Whether this CPU has AVX512-BF16 or AMX-BF16 instructions.

@@ -7,23 +7,28 @@
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
-#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 
 namespace {
-constexpr std::array<std::pair<Architecture, const char*>, 2> kArchitectures{{
-    {Architecture::mlp, "mlp"},
-    {Architecture::modified_mlp, "modified_mlp"},
+constexpr std::array<options::EnumName<Architecture>, 2> kArchitectures{{
+    {Architecture::mlp, "mlp", "a plain multilayer perceptron"},
+    {Architecture::modified_mlp, "modified_mlp",
+     "the modified MLP of Wang, Teng & Perdikaris (two encoders gating every layer)"},
 }};
 }  // namespace
 
+const options::EnumTable<Architecture>& architecture_names() {
+  static constexpr options::EnumTable<Architecture> table("architecture", kArchitectures);
+  return table;
+}
+
 Architecture architecture_from_name(const std::string& name) {
-  return detail::from_name<Architecture>(kArchitectures, name, "architecture");
+  return architecture_names().from_name(name);
 }
 
 std::string architecture_name(Architecture architecture) {
-  return detail::name_of<Architecture>(kArchitectures, architecture);
+  return architecture_names().name(architecture);
 }
 
 Network::Network(Graph& graph, NetworkSpec spec) : spec_(std::move(spec)) {

@@ -30,6 +30,7 @@
 
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
+#include "autodiff/options.h"
 #include "nn/activation.h"
 #include "nn/init.h"
 #include "nn/mlp.h"
@@ -37,6 +38,7 @@
 namespace jetpde::nn {
 
 enum class Architecture { mlp, modified_mlp };
+const options::EnumTable<Architecture>& architecture_names();  // network.architecture
 Architecture architecture_from_name(const std::string& name);  // UserError naming the known ones
 std::string architecture_name(Architecture architecture);
 
