@@ -71,6 +71,11 @@ const options::EnumTable<PrecisionPolicy>& precision_names() {
 
 std::string precision_name(PrecisionPolicy p) { return precision_names().name(p); }
 
+options::KeyPtr precision_key() {
+  return options::choice("precision", precision_names(), "fp32",
+                         "Arithmetic of the compiled training step.");
+}
+
 Module apply_precision(const Module& in, PrecisionPolicy policy) {
   policy = resolve_auto(policy);
   if (policy == PrecisionPolicy::as_built) return rewrite(in);

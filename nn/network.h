@@ -71,6 +71,15 @@ struct NetworkSpec {
   std::string prefix;  // parameter names start with it
 };
 
+// The keys of the config's `network` mapping, read into a NetworkSpec: architecture, hidden,
+// activation, init, fourier_features, fourier_sigma. `normalize` (the domain's bounds) and
+// `periodic` (coordinate names, the domain's) are declared here and read where the domain is
+// known; inputs, outputs and the Fourier seed come from the problem.
+const options::Declaration<NetworkSpec>& network_options();
+// The keys of one network.periodic[] entry: period and harmonics set; `coordinate` is a name the
+// reader turns into the column.
+const options::Declaration<PeriodicInput>& periodic_input_options();
+
 class Network {
  public:
   // UserError for a spec that cannot be built (sizes, normalization bounds, periodic columns,
