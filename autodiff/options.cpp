@@ -40,6 +40,15 @@ std::string type_name(T type) {
   return "?";
 }
 
+std::string described(const Key& k) {
+  std::string out = k.doc;
+  if (k.choice_meanings.size() != k.choices.size() || k.choices.empty()) return out;
+  out += out.empty() ? "" : " ";
+  for (std::size_t i = 0; i < k.choices.size(); ++i)
+    out += (i ? "; `" : "`") + k.choices[i] + "`: " + k.choice_meanings[i];
+  return out + ".";
+}
+
 KeyPtr key(std::string name, T type, std::string default_value, std::string doc) {
   auto k = std::make_shared<Key>();
   k->name = std::move(name);

@@ -7,11 +7,14 @@
 //   const options::EnumTable<Activation>& activation_names();   // {value, name, meaning} rows
 //   activation_names().from_name("relu");  // UserError "unknown activation 'relu' (known: ...)"
 //
-//   options::Declaration<AdamOptions> d;
-//   d.add(options::above(0, options::key("learning_rate", Key::Type::number, "1e-3", "...")),
-//         [](AdamOptions& o, const options::Value& v) { o.schedule.lr = options::as<double>(v); });
-//   d.add_choice("schedule", &Schedule::kind ...);
-//   d.read(adam, values);   // values read from the YAML mapping by io
+//   options::Declaration<NetworkSpec> d;
+//   d.add(options::at_least(1, options::key("hidden", Key::Type::integers, "[64, 64]", "Widths.")),
+//         &NetworkSpec::hidden);                                   // a member of the same kind
+//   d.add_choice("activation", &NetworkSpec::activation, activation_names(), "tanh", "...");
+//   d.add(options::key("fourier_sigma", Key::Type::number, "1", "..."),
+//         [](NetworkSpec& s, const options::Value& v) { s.fourier.sigma = options::as<double>(v);
+//         });
+//   d.read(spec, values);   // values io read from the resolved YAML mapping (io::read_declared)
 //
 // This module sits at the bottom of the layering (with errors.h) and knows no YAML: io turns a
 // resolved YAML mapping into `Values` (name -> Value), and a declaration sets its struct from them.
@@ -53,6 +56,7 @@ struct Key {
   bool required = false;
   bool optional = false;  // an object that is absent unless given (otherwise its defaults apply)
   std::vector<std::string> choices;
+  std::vector<std::string> choice_meanings;  // one per choice, from an EnumTable; or none
   // integer, number and their lists: the allowed range, checked where the value is read (every
   // integer also fits an `int` unless `max` says more; `*_open`: strictly above / below).
   std::optional<double> min, max;
@@ -66,6 +70,10 @@ using KeyPtr = std::shared_ptr<const Key>;
 
 // "text", "integer", "list of numbers", ...: how docs and messages name a type.
 std::string type_name(Key::Type type);
+// The key's doc, followed by what each choice means when its choices come from an EnumTable
+// ("Activation. `tanh`: hyperbolic tangent; `sin`: ..."): docs/config.md's and the Python
+// docstrings' text.
+std::string described(const Key& k);
 
 // ---- building keys -----------------------------------------------------------------------------
 
@@ -141,7 +149,11 @@ class EnumTable {
 template <class E>
 KeyPtr choice(std::string name, const EnumTable<E>& table, std::string default_value,
               std::string doc) {
-  return choice(std::move(name), table.names(), std::move(default_value), std::move(doc));
+  auto k = std::make_shared<Key>(
+      *choice(std::move(name), table.names(), std::move(default_value), std::move(doc)));
+  for (const EnumName<E>& r : table.rows())
+    if (r.choice) k->choice_meanings.push_back(r.meaning);
+  return k;
 }
 
 // ---- values and declarations -------------------------------------------------------------------

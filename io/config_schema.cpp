@@ -688,7 +688,7 @@ std::string schema_markdown(const Key& schema) {
     if (const std::string range = range_text(*k, false); !range.empty()) type += ", " + range;
     const std::string def = k->required ? "required" : k->default_value;
     md << "| `" << path << "` | " << type << " | " << (def.empty() ? "" : "`" + def + "`") << " | "
-       << k->doc << " |\n";
+       << options::described(*k) << " |\n";
   }
   return md.str();
 }

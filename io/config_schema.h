@@ -1,11 +1,14 @@
-// The config schema: every key a YAML config may hold, its type, default and meaning, declared
-// once. Validation, defaults, `--set` overrides and docs/config.md all come from it (DESIGN.md
-// section 10; PETSc's options database is the model: one declaration per option).
+// The config schema: every key a YAML config may hold, its type, default and meaning. Each key is
+// declared once, by the module whose options struct it sets (autodiff/options.h: nn declares the
+// network's and Adam's keys, solvers the conditions', the registry's kinds their stage keys, ...);
+// this file mounts those declarations at their paths and adds io's own keys. Validation,
+// defaults, `--set` overrides and docs/config.md all come from it (DESIGN.md section 10; PETSc's
+// PetscOptionsBegin beside each object is the model).
 //
 //   YAML::Node resolved = io::resolve_config(YAML::LoadFile(path), path);  // defaults filled in
 //
 // Errors name the key path and the place: "burgers.yaml:12:5: training.stages[0].optimizer:
-// 'adma' is not one of adam, lbfgs".
+// 'adma' is not one of adam, adamw, lbfgs".
 #pragma once
 
 #include <memory>

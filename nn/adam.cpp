@@ -16,8 +16,10 @@ const options::Declaration<AdamOptions>& adam_options() {
     options::Declaration<AdamOptions> d;
     d.add(above(0, key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate.")),
           [](AdamOptions& o, V v) { o.schedule.lr = options::as<double>(v); });
-    d.add(options::choice("schedule", schedule_kind_names(), "constant",
-                          "Adam: learning-rate schedule."),
+    d.add(options::choice(
+              "schedule", schedule_kind_names(), "constant",
+              "Adam: learning-rate schedule at step k (lr: learning_rate, gamma: decay_rate, "
+              "min_lr: min_learning_rate, total: the stage's steps)."),
           [](AdamOptions& o, V v) {
             o.schedule.kind = schedule_kind_names().from_name(options::as<std::string>(v));
           });

@@ -48,7 +48,7 @@ constexpr std::array<options::EnumName<Schedule::Kind>, 4> kKinds{{
     {Schedule::Kind::constant, "constant", "lr"},
     {Schedule::Kind::exponential, "exponential", "lr * gamma^(k / decay_steps)"},
     {Schedule::Kind::step, "step", "lr * gamma^floor(k / decay_steps)"},
-    {Schedule::Kind::cosine, "cosine", "from lr down to min_lr over total_steps, half a cosine"},
+    {Schedule::Kind::cosine, "cosine", "min_lr + (lr - min_lr) (1 + cos(pi k / total)) / 2"},
 }};
 }  // namespace
 

@@ -78,7 +78,7 @@ const options::Declaration<Weighting>& weighting_options() {
   static const options::Declaration<Weighting> d = [] {
     options::Declaration<Weighting> d;
     d.add_choice("kind", &Weighting::kind, weighting_kind_names(), "fixed",
-                 "fixed, learning-rate annealing or NTK weighting.");
+                 "How the loss weights change in training.");
     d.add(at_least(1, key("every", T::integer, "100", "Adam steps between weight updates.")),
           &Weighting::every);
     d.add(from_below(0, 1, key("momentum", T::number, "0.9", "Moving-average factor.")),
@@ -166,8 +166,7 @@ const options::Declaration<SolveOptions>& run_options() {
     d.add(seed_key("Seed of the network's initialization and the sampling."),
           [](SolveOptions& o, V v) { o.seed = options::as<std::uint64_t>(v); });
     d.add_choice("device", &SolveOptions::device, device_names(), "auto",
-                 "auto: a CUDA GPU when one answers, else the CPU; cuda: the GPU, falling back to "
-                 "the CPU with a warning when none answers; cpu.");
+                 "Where the compiled programs run.");
     d.add(key("require_device", T::boolean, "false",
               "With device: cuda, no GPU is an error instead of a fallback."),
           &SolveOptions::require_device);

@@ -396,8 +396,9 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
 namespace {
 constexpr std::array<options::EnumName<Weighting::Kind>, 3> kWeightings{{
     {Weighting::Kind::fixed, "fixed", "the initial weights throughout"},
-    {Weighting::Kind::annealing, "annealing", "learning-rate annealing (gradient norms balanced)"},
-    {Weighting::Kind::ntk, "ntk", "neural tangent kernel traces balanced"},
+    {Weighting::Kind::annealing, "annealing",
+     "learning-rate annealing: weights from the terms' gradient magnitudes"},
+    {Weighting::Kind::ntk, "ntk", "weights from the traces of the terms' neural tangent kernels"},
 }};
 }  // namespace
 

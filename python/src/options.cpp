@@ -48,8 +48,8 @@ using Row =
 std::vector<Row> rows(const std::vector<options::KeyPtr>& keys) {
   std::vector<Row> out;
   for (const options::KeyPtr& k : keys)
-    out.emplace_back(k->name, type_word(k->type), k->default_value, k->doc, k->choices,
-                     k->required);
+    out.emplace_back(k->name, type_word(k->type), k->default_value, options::described(*k),
+                     k->choices, k->required);
   return out;
 }
 

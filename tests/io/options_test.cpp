@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <any>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -227,6 +228,23 @@ TEST(Declarations, AKeyDeclaredOnceReachesSchemaDocsAndReader) {
   // Adam's keys are not the test kind's, and the kind's factory gets the value.
   EXPECT_EQ(solvers::stage_keys("test_kind").size(), 4u);
   EXPECT_EQ(solvers::make_optimizer(given, nn::ParameterLayout{})->state_vectors(), 2);
+}
+
+// docs/config.md's table is the generated one, row for row (a meaning changed in a declaration
+// shows there once the table is regenerated: `jetpde info --config-reference`).
+TEST(Declarations, DocsTableIsTheGeneratedOne) {
+  std::ifstream in(std::string(JETPDE_SOURCE_DIR) + "/docs/config.md");
+  ASSERT_TRUE(in);
+  std::string table, line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    inside = inside ? !line.empty() && line[0] == '|' : line.rfind("| key |", 0) == 0;
+    if (inside) table += line + "\n";
+  }
+  EXPECT_EQ(table, io::schema_markdown())
+      << "regenerate the table of docs/config.md with jetpde info --config-reference";
+  // The choices' meanings come from the enum tables.
+  EXPECT_NE(table.find("`sobol`: the Sobol sequence (scrambled by the seed)"), std::string::npos);
 }
 
 }  // namespace
