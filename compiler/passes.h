@@ -4,13 +4,18 @@
 
 #include <string>
 
+#include "autodiff/options.h"
 #include "compiler/module.h"
 
 namespace jetpde::compiler {
 
 // Precision policies of docs/design.md section 8; `as_built` keeps the graph's own dtypes.
 enum class PrecisionPolicy { as_built, fp64, fp32, bf16, fp16, automatic };
+// The names (the config's `precision` choices: every one but as_built, which only code sets).
+const options::EnumTable<PrecisionPolicy>& precision_names();
 std::string precision_name(PrecisionPolicy policy);
+// The config's `precision` key (its choices the table's, default fp32).
+options::KeyPtr precision_key();
 // `automatic` resolved for this machine: bf16 where GEMMs run on bf16 hardware, else fp32.
 // Whether this CPU has AVX512-BF16 or AMX-BF16 instructions.
 bool cpu_has_bf16_instructions();

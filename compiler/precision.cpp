@@ -15,9 +15,11 @@
 //         back to fp32 when the error grows comes with the solvers. (The CUDA runtime still
 //         emulates bf16 GEMMs with f32 cuBLAS calls on rounded operands.)
 // Explicit casts in the user's graph are kept.
+#include <array>
 #include <fstream>
 
 #include "autodiff/ops.h"
+#include "autodiff/options.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/passes.h"
 
@@ -52,22 +54,27 @@ PrecisionPolicy resolve_auto(PrecisionPolicy p) {
   return native_bf16_gemm_available() ? PrecisionPolicy::bf16 : PrecisionPolicy::fp32;
 }
 
-std::string precision_name(PrecisionPolicy p) {
-  switch (p) {
-    case PrecisionPolicy::as_built:
-      return "as_built";
-    case PrecisionPolicy::fp64:
-      return "fp64";
-    case PrecisionPolicy::fp32:
-      return "fp32";
-    case PrecisionPolicy::bf16:
-      return "bf16";
-    case PrecisionPolicy::fp16:
-      return "fp16";
-    case PrecisionPolicy::automatic:
-      return "auto";
-  }
-  return "?";
+namespace {
+constexpr std::array<options::EnumName<PrecisionPolicy>, 6> kPrecisions{{
+    {PrecisionPolicy::as_built, "as_built", "the dtypes the graph was built with", nullptr, false},
+    {PrecisionPolicy::fp64, "fp64", "every leaf in f64 (the oracle)"},
+    {PrecisionPolicy::fp32, "fp32", "every leaf in f32"},
+    {PrecisionPolicy::bf16, "bf16", "GEMM operands in bf16, everything else in f32"},
+    {PrecisionPolicy::fp16, "fp16", "as bf16 with f16 operands, each scaled first"},
+    {PrecisionPolicy::automatic, "auto", "bf16 where the CPU multiplies bf16 natively, else fp32"},
+}};
+}  // namespace
+
+const options::EnumTable<PrecisionPolicy>& precision_names() {
+  static constexpr options::EnumTable<PrecisionPolicy> table("precision", kPrecisions);
+  return table;
+}
+
+std::string precision_name(PrecisionPolicy p) { return precision_names().name(p); }
+
+options::KeyPtr precision_key() {
+  return options::choice("precision", precision_names(), "fp32",
+                         "Arithmetic of the compiled training step.");
 }
 
 Module apply_precision(const Module& in, PrecisionPolicy policy) {

@@ -6,6 +6,16 @@
 #include "autodiff/errors.h"
 
 namespace jetpde::geometry {
+
+const options::Declaration<SampleOptions>& sample_options() {
+  static const options::Declaration<SampleOptions> d = [] {
+    options::Declaration<SampleOptions> d;
+    d.add_choice("method", &SampleOptions::method, sample_method_names(), "sobol",
+                 "Point sequence.");
+    return d;
+  }();
+  return d;
+}
 namespace {
 
 constexpr std::uint64_t kInteriorSalt = 1, kBoundarySalt = 2;

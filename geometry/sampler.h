@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 
+#include "autodiff/options.h"
 #include "geometry/boundary.h"
 #include "geometry/geometry.h"
 #include "geometry/sequences.h"
@@ -44,6 +45,10 @@ struct SampleOptions {
   bool scramble = true;          // halton and sobol: randomized by the seed (sequences.h)
   double min_acceptance = 1e-3;  // rejection sampling's smallest accepted fraction
 };
+
+// The keys of sampling options a config sets (sampling.method); the seed is the run's, the rest
+// are not config keys.
+const options::Declaration<SampleOptions>& sample_options();
 
 struct PointSet {
   MatrixD points;      // [n, dim]

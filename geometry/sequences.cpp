@@ -8,6 +8,7 @@
 #include <random>
 
 #include "autodiff/errors.h"
+#include "autodiff/options.h"
 
 namespace jetpde::geometry {
 namespace {
@@ -181,31 +182,27 @@ class SobolStream final : public UnitCubeStream {
 
 }  // namespace
 
-SampleMethod sample_method_from_name(const std::string& name) {
-  if (name == "random" || name == "pseudo_random") return SampleMethod::pseudo_random;
-  if (name == "lhs" || name == "latin_hypercube") return SampleMethod::latin_hypercube;
-  if (name == "halton") return SampleMethod::halton;
-  if (name == "sobol") return SampleMethod::sobol;
-  if (name == "grid") return SampleMethod::grid;
-  throw UserError("unknown sampling method '" + name +
-                  "'; the methods are random, lhs, halton, sobol, grid");
+namespace {
+constexpr std::array<options::EnumName<SampleMethod>, 5> kMethods{{
+    {SampleMethod::pseudo_random, "random", "independent uniform points", "pseudo_random"},
+    {SampleMethod::latin_hypercube, "lhs", "Latin hypercube: one point per stratum of each axis",
+     "latin_hypercube"},
+    {SampleMethod::halton, "halton", "the Halton sequence (scrambled by the seed)"},
+    {SampleMethod::sobol, "sobol", "the Sobol sequence (scrambled by the seed)"},
+    {SampleMethod::grid, "grid", "a regular grid"},
+}};
+}  // namespace
+
+const options::EnumTable<SampleMethod>& sample_method_names() {
+  static constexpr options::EnumTable<SampleMethod> table("sampling method", kMethods);
+  return table;
 }
 
-std::string sample_method_name(SampleMethod method) {
-  switch (method) {
-    case SampleMethod::pseudo_random:
-      return "random";
-    case SampleMethod::latin_hypercube:
-      return "lhs";
-    case SampleMethod::halton:
-      return "halton";
-    case SampleMethod::sobol:
-      return "sobol";
-    case SampleMethod::grid:
-      return "grid";
-  }
-  return "?";
+SampleMethod sample_method_from_name(const std::string& name) {
+  return sample_method_names().from_name(name);
 }
+
+std::string sample_method_name(SampleMethod method) { return sample_method_names().name(method); }
 
 std::unique_ptr<UnitCubeStream> make_unit_cube_stream(SampleMethod method, int dim,
                                                       std::uint64_t seed, bool scramble) {

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/options.h"
 #include "autodiff/primitive.h"
 
 namespace jetpde::geometry {
@@ -39,6 +40,7 @@ enum class SampleMethod { pseudo_random, latin_hypercube, halton, sobol, grid };
 
 // Names: "random" (or "pseudo_random"), "lhs" (or "latin_hypercube"), "halton", "sobol", "grid".
 // UserError for any other name, listing the valid ones.
+const options::EnumTable<SampleMethod>& sample_method_names();  // sampling.method
 SampleMethod sample_method_from_name(const std::string& name);
 std::string sample_method_name(SampleMethod method);
 

@@ -27,6 +27,7 @@
 #include "nn/activation.h"
 #include "nn/detail/names.h"
 #include "nn/init.h"
+#include "solvers/option_keys.h"
 
 namespace jetpde::io {
 namespace {
@@ -82,13 +83,6 @@ std::vector<std::string> texts(const YAML::Node& n) {
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& s : names) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-std::vector<int> integers(const YAML::Node& n) {
-  std::vector<int> out;
-  if (n)
-    for (const auto& v : n) out.push_back(v.as<int>());
   return out;
 }
 
@@ -176,6 +170,48 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
 }
 
 }  // namespace
+
+const options::Declaration<OutputOptions>& output_options() {
+  using options::at_least;
+  using options::key;
+  using options::within;
+  using T = options::Key::Type;
+  static const options::Declaration<OutputOptions> d = [] {
+    options::Declaration<OutputOptions> d;
+    d.add(key("dir", T::string, "",
+              "Run folder (default runs/NAME, relative to the working directory)."),
+          &OutputOptions::dir);
+    d.add(at_least(1, key("checkpoint_every", T::integer, "1000",
+                          "Steps between checkpoints (checkpoint.h5).")),
+          &OutputOptions::checkpoint_every);
+    d.add(at_least(1, key("history_every", T::integer, "10", "Steps between rows of history.csv.")),
+          &OutputOptions::history_every);
+    d.add(options::choice("progress", {"auto", "line", "plain", "none"}, "auto",
+                          "auto: one updating line on a terminal, plain lines otherwise."),
+          &OutputOptions::progress);
+    d.add(at_least(1,
+                   key("progress_every", T::integer, "100", "Steps between plain progress lines.")),
+          &OutputOptions::progress_every);
+    d.add(at_least(2, key("grid", T::integers, "[101]",
+                          "Points per spatial axis of the output grid (one value: every axis, else "
+                          "one per axis); its size is checked against the memory available before "
+                          "training.")),
+          &OutputOptions::grid);
+    d.add(within(1, 10000,
+                 key("time_steps", T::integer, "11",
+                     "Time-dependent: grid snapshots (a .pvd series).")),
+          &OutputOptions::time_steps);
+    d.add(key("quantities", T::strings, "[]",
+              "Extra expressions on the grid: derivatives (`u_x`), anything else."),
+          &OutputOptions::quantities);
+    d.add(key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
+          &OutputOptions::residuals);
+    d.add(key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."), &OutputOptions::vtk);
+    d.add(key("hdf5", T::boolean, "true", "Write fields.h5."), &OutputOptions::hdf5);
+    return d;
+  }();
+  return d;
+}
 
 PointData read_hdf5_grid(const std::string& file,
                          const std::vector<std::pair<std::string, std::string>>& axes,
@@ -383,10 +419,7 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
     const YAML::Node n = list[i];
     const std::string path = "conditions[" + std::to_string(i) + "]";
     solvers::Condition cond;
-    cond.kind = solvers::condition_kind_from_name(n["kind"].as<std::string>());
-    if (n["name"]) cond.name = n["name"].as<std::string>();
-    cond.field = n["field"].as<std::string>();
-    cond.on = n["on"] ? n["on"].as<std::string>() : "";
+    read_declared(solvers::condition_options(), n, cond);
     if (const YAML::Node at = n["at"]) {
       if (at.size() == 0)
         r.fail(at, path + ".at", "no points (give at least one, or leave out `at`)");
@@ -396,14 +429,6 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
           cond.at(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(j)) =
               at[p][j].as<double>();
     }
-    cond.value = n["value"].as<std::string>();
-    cond.alpha = n["alpha"].as<double>();
-    cond.beta = n["beta"].as<double>();
-    cond.coordinate = n["coordinate"] ? n["coordinate"].as<std::string>() : "";
-    cond.derivatives = n["derivatives"].as<int>();
-    cond.expression = n["expression"] ? n["expression"].as<std::string>() : "";
-    cond.points = n["points"].as<int>();
-    cond.weight = n["weight"].as<double>();
     if (cond.kind == Kind::residual && cond.expression.empty())
       r.fail(n["kind"], path + ".expression", "missing (a residual condition needs it)");
     if (cond.kind == Kind::periodic && cond.coordinate.empty())
@@ -458,23 +483,16 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
     if (n["distance"])
       r.at(n["distance"], path + ".distance",
            [&] { equations::parse(n["distance"].as<std::string>(), spec.context); });
-    spec.hard_constraints.push_back(
-        {.field = n["field"].as<std::string>(),
-         .value = n["value"].as<std::string>(),
-         .on = n["on"] ? n["on"].as<std::string>() : "",
-         .distance = n["distance"] ? n["distance"].as<std::string>() : ""});
+    solvers::HardConstraint constraint;
+    read_declared(solvers::hard_constraint_options(), n, constraint);
+    spec.hard_constraints.push_back(constraint);
   }
 }
 
 void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
   nn::NetworkSpec& net = run.spec.network;
-  net.architecture = nn::architecture_from_name(n["architecture"].as<std::string>());
-  net.hidden = integers(n["hidden"]);
-  net.activation = nn::activation_from_name(n["activation"].as<std::string>());
-  net.init = nn::init_from_name(n["init"].as<std::string>());
-  net.fourier = {.features = n["fourier_features"].as<int>(),
-                 .sigma = n["fourier_sigma"].as<double>(),
-                 .seed = run.seed};
+  read_declared(nn::network_options(), n, net);
+  net.fourier.seed = run.seed;
   const std::vector<std::string> coords = run.spec.domain->coordinate_names();
   if (n["normalize"].as<bool>()) {
     const geometry::Bounds b = run.spec.domain->bounds();
@@ -488,41 +506,15 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
     if (it == coords.end())
       r.fail(p["coordinate"], "network.periodic[" + std::to_string(i) + "].coordinate",
              "'" + name + "' is not a coordinate");
-    net.periodic.push_back({.column = static_cast<int>(it - coords.begin()),
-                            .period = p["period"].as<double>(),
-                            .harmonics = p["harmonics"].as<int>()});
+    nn::PeriodicInput input{.column = static_cast<int>(it - coords.begin())};
+    read_declared(nn::periodic_input_options(), p, input);
+    net.periodic.push_back(input);
   }
 }
 
-// A stage's options are those of its optimizer's kind; a new kind's keys go into the schema and
-// here.
+// A stage's options are those its optimizer's kind declares (solvers::OptimizerKind::keys).
 solvers::Stage build_stage(const YAML::Node& s) {
-  solvers::Stage stage;
-  const std::string optimizer = s["optimizer"].as<std::string>();
-  stage.name = s["name"] ? s["name"].as<std::string>() : optimizer;
-  stage.optimizer = optimizer;
-  stage.steps = s["steps"].as<int>();
-  if (optimizer == "lbfgs") {
-    stage.options = nn::LbfgsOptions{
-        .history = s["history"].as<int>(),
-        .max_evaluations = s["max_evaluations"].as<int>(),
-        .gradient_tolerance = s["gradient_tolerance"].as<double>(),
-        .function_tolerance = s["function_tolerance"].as<double>(),
-    };
-  } else {
-    stage.options = nn::AdamOptions{
-        .schedule = {.kind = nn::schedule_kind_from_name(s["schedule"].as<std::string>()),
-                     .lr = s["learning_rate"].as<double>(),
-                     .gamma = s["decay_rate"].as<double>(),
-                     .decay_steps = s["decay_steps"].as<int>(),
-                     .total_steps = stage.steps,
-                     .min_lr = s["min_learning_rate"].as<double>(),
-                     .warmup_steps = s["warmup_steps"].as<int>()},
-        .weight_decay = s["weight_decay"].as<double>(),
-        .decoupled = optimizer == "adamw",
-    };
-  }
-  return stage;
+  return solvers::stage_from_values(option_values(solvers::stage_keys(), s));
 }
 
 void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
@@ -543,31 +535,29 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
           }));
     }
   }
-  const YAML::Node w = t["weighting"];
-  const std::string kind = w["kind"].as<std::string>();
-  run.weighting.kind = kind == "ntk"         ? solvers::Weighting::Kind::ntk
-                       : kind == "annealing" ? solvers::Weighting::Kind::annealing
-                                             : solvers::Weighting::Kind::fixed;
-  run.weighting.every = w["every"].as<int>();
-  run.weighting.momentum = w["momentum"].as<double>();
-  run.weighting.causal_epsilon = w["causal_epsilon"].as<double>();
-  run.max_time = t["max_time"].as<double>();
+  read_declared(solvers::weighting_options(), t["weighting"], run.weighting);
+  solvers::SolveOptions budgets;
+  read_declared(solvers::training_options(), t, budgets);
+  run.max_time = budgets.max_time;
   if (run.max_time < 0) r.fail(t["max_time"], "training.max_time", "must not be negative");
-  run.target_error = t["target_error"].as<double>();
+  run.target_error = budgets.target_error;
   if (run.target_error < 0)
     r.fail(t["target_error"], "training.target_error", "must not be negative");
 }
 
 void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
-  run.spec.sampling = {.method = geometry::sample_method_from_name(s["method"].as<std::string>()),
-                       .seed = run.seed};
+  const options::Values values = option_values(solvers::sampling_options().keys(), s);
+  run.spec.sampling = {.seed = run.seed};
+  geometry::sample_options().read(run.spec.sampling, values);
   run.spec.interior_points = s["interior_points"].as<int>();
   if (run.spec.interior_points < 1)
     r.fail(s["interior_points"], "sampling.interior_points", "must be at least 1");
   run.spec.time_chunks = s["time_chunks"].as<int>();
-  run.resample_every = s["resample_every"].as<int>();
-  run.adaptive = s["adaptive"].as<bool>();
-  run.adaptive_candidates = s["adaptive_candidates"].as<int>();
+  solvers::SolveOptions resampling;
+  solvers::sampling_options().read(resampling, values);
+  run.resample_every = resampling.resample_every;
+  run.adaptive = resampling.adaptive;
+  run.adaptive_candidates = resampling.adaptive_candidates;
   if (run.adaptive && run.resample_every < 1)
     r.fail(s["adaptive"], "sampling.adaptive", "needs sampling.resample_every > 0");
 }
@@ -575,8 +565,7 @@ void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
 void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
   const YAML::Node n = c["reference"];
   Reference& ref = run.reference;
-  ref.exact = n["exact"].as<std::string>();
-  ref.every = n["every"].as<int>();
+  read_declared(solvers::reference_options(), n, ref);
   if (n["expressions"])
     for (const auto& item : n["expressions"]) {
       const std::string field = item.first.as<std::string>();
@@ -593,7 +582,6 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
                "no exact solution for field '" + f + "' (give one per field)");
   if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
-  ref.points = n["points"].as<int>();
   if (ref.points < 0) r.fail(n["points"], "reference.points", "must not be negative");
   if (n["metrics"])
     for (const auto& item : n["metrics"]) {
@@ -622,28 +610,19 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
 
 void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
   OutputOptions& out = run.output;
-  out.dir = o["dir"] ? o["dir"].as<std::string>() : "runs/" + run.name;
-  out.checkpoint_every = o["checkpoint_every"].as<int>();
-  out.history_every = o["history_every"].as<int>();
-  out.progress = o["progress"].as<std::string>();
-  out.progress_every = o["progress_every"].as<int>();
-  out.grid = integers(o["grid"]);
+  out.dir = "runs/" + run.name;
+  read_declared(output_options(), o, out);
   const std::size_t space = static_cast<std::size_t>(run.spec.domain->bounds().dim() -
                                                      (run.spec.context.time_index() >= 0));
   if (out.grid.size() != 1 && out.grid.size() != space)
     r.fail(o["grid"], "output.grid",
            "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
                "), got " + std::to_string(out.grid.size()));
-  out.time_steps = o["time_steps"].as<int>();
-  out.quantities = texts(o["quantities"]);
   // Parsed now, not after training: an unknown name is found before anything runs.
   for (std::size_t i = 0; i < out.quantities.size(); ++i)
     r.at(o["quantities"].IsSequence() ? o["quantities"][i] : o["quantities"],
          "output.quantities[" + std::to_string(i) + "]",
          [&] { equations::parse(out.quantities[i], run.spec.context); });
-  out.residuals = o["residuals"].as<bool>();
-  out.vtk = o["vtk"].as<bool>();
-  out.hdf5 = o["hdf5"].as<bool>();
 }
 
 // ---- sizes -------------------------------------------------------------------------------------
@@ -756,21 +735,18 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   run.source = r.source;
   run.resolved = c;
   run.name = c["name"] ? c["name"].as<std::string>() : fs::path(r.source).stem().string();
-  run.seed = c["seed"].as<std::uint64_t>();
-  run.device = c["device"].as<std::string>();
-  run.require_device = c["require_device"].as<bool>();
+  solvers::SolveOptions top;
+  read_declared(solvers::run_options(), c, top);
+  run.seed = top.seed;
+  run.device = c["device"].as<std::string>();  // RunConfig keeps the name (io::choose_device)
+  run.require_device = top.require_device;
   run.threads = c["threads"].as<int>();
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (run.threads > 4 * cores)
     r.fail(c["threads"], "threads",
            std::to_string(run.threads) + " is more than 4 x the " + std::to_string(cores) +
                " cores of this machine (0: all cores)");
-  const std::string precision = c["precision"].as<std::string>();
-  run.spec.precision = precision == "fp64"   ? compiler::PrecisionPolicy::fp64
-                       : precision == "bf16" ? compiler::PrecisionPolicy::bf16
-                       : precision == "fp16" ? compiler::PrecisionPolicy::fp16
-                       : precision == "auto" ? compiler::PrecisionPolicy::automatic
-                                             : compiler::PrecisionPolicy::fp32;
+  run.spec.precision = compiler::precision_names().from_name(c["precision"].as<std::string>());
   run.spec.domain = domain(r, c["geometry"]);
   std::vector<std::string> library_texts, library_names;
   build_context(r, c, run, library_texts, library_names);

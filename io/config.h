@@ -17,6 +17,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "autodiff/options.h"
 #include "autodiff/primitive.h"
 #include "solvers/problem.h"
 #include "solvers/solve.h"
@@ -50,6 +51,9 @@ struct OutputOptions {
   std::vector<std::string> quantities;
   bool residuals = true, vtk = true, hdf5 = true;
 };
+
+// The keys of `output` (every member but `dir`'s default, runs/NAME, which needs the run's name).
+const options::Declaration<OutputOptions>& output_options();
 
 struct RunConfig {
   std::string name;

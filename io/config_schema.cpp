@@ -7,65 +7,34 @@
 #include <sstream>
 
 #include "autodiff/errors.h"
+#include "compiler/passes.h"
 #include "equations/parser.h"
+#include "geometry/sequences.h"
+#include "io/config.h"
+#include "nn/activation.h"
+#include "nn/init.h"
+#include "nn/network.h"
+#include "nn/schedule.h"
+#include "solvers/optimizer.h"
+#include "solvers/option_keys.h"
+#include "solvers/problem.h"
+#include "solvers/solve.h"
+#include "solvers/trainer.h"
 
 namespace jetpde::io {
 namespace {
 
-using Ptr = std::shared_ptr<const Key>;
+using Ptr = options::KeyPtr;
 using T = Key::Type;
-
-Ptr key(std::string name, T type, std::string default_value, std::string doc) {
-  auto k = std::make_shared<Key>();
-  k->name = std::move(name);
-  k->type = type;
-  k->default_value = std::move(default_value);
-  k->doc = std::move(doc);
-  return k;
-}
-
-Ptr required(Ptr k);
-
-Ptr required(std::string name, T type, std::string doc) {
-  return required(key(std::move(name), type, "", std::move(doc)));
-}
-
-Ptr choice(std::string name, std::vector<std::string> choices, std::string default_value,
-           std::string doc) {
-  auto k = std::make_shared<Key>(
-      *key(std::move(name), T::choice, std::move(default_value), std::move(doc)));
-  k->choices = std::move(choices);
-  return k;
-}
-
-Ptr group(std::string name, T type, std::string doc, std::vector<Ptr> children) {
-  auto k = std::make_shared<Key>(*key(std::move(name), type, "", std::move(doc)));
-  k->children = std::move(children);
-  return k;
-}
-
-Ptr required(Ptr k) {
-  auto copy = std::make_shared<Key>(*k);
-  copy->required = true;
-  return copy;
-}
-
-// Ranges: at least `lo`; above `lo`; within [lo, hi].
-Ptr bounded(Ptr k, std::optional<double> lo, std::optional<double> hi, bool open) {
-  auto copy = std::make_shared<Key>(*k);
-  copy->min = lo;
-  copy->max = hi;
-  copy->min_open = open;
-  return copy;
-}
-Ptr at_least(double lo, Ptr k) { return bounded(std::move(k), lo, std::nullopt, false); }
-Ptr above(double lo, Ptr k) { return bounded(std::move(k), lo, std::nullopt, true); }
-Ptr within(double lo, double hi, Ptr k) { return bounded(std::move(k), lo, hi, false); }
-Ptr from_below(double lo, double hi, Ptr k) {  // [lo, hi)
-  auto copy = std::make_shared<Key>(*bounded(std::move(k), lo, hi, false));
-  copy->max_open = true;
-  return copy;
-}
+using options::above;
+using options::at_least;
+using options::choice;
+using options::from_below;
+using options::group;
+using options::key;
+using options::required;
+using options::type_name;
+using options::within;
 
 Ptr geometry_schema() {
   auto g = std::make_shared<Key>(*group(
@@ -141,44 +110,27 @@ Ptr data_source(std::string name, std::string doc) {
   return k;
 }
 
+// The stage keys are the optimizer registry's (solvers::stage_keys(): each kind declares its own).
 Ptr stage_schema() {
-  return group(
-      "stages", T::list, "Optimizer stages, run in order.",
-      {key("name", T::string, "", "Label in the progress line and history (default: optimizer)."),
-       choice("optimizer", {"adam", "adamw", "lbfgs"}, "adam", "The optimizer."),
-       at_least(1, key("steps", T::integer, "1000", "Adam updates, or L-BFGS iterations.")),
-       above(0, key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate.")),
-       choice("schedule", {"constant", "exponential", "step", "cosine"}, "constant",
-              "Adam: learning-rate schedule."),
-       above(0,
-             key("decay_rate", T::number, "0.9", "exponential, step: factor per `decay_steps`.")),
-       at_least(1, key("decay_steps", T::integer, "1000", "exponential, step: steps per decay.")),
-       at_least(0, key("min_learning_rate", T::number, "0", "cosine: the final rate.")),
-       at_least(
-           0, key("warmup_steps", T::integer, "0", "Linear warm-up from 0 over this many steps.")),
-       at_least(0,
-                key("weight_decay", T::number, "0", "Adam: L2 penalty; AdamW: decoupled decay.")),
-       at_least(1, key("history", T::integer, "50", "L-BFGS: stored correction pairs.")),
-       at_least(
-           0, key("gradient_tolerance", T::number, "1e-9", "L-BFGS: stop when max |g| is below.")),
-       at_least(0, key("function_tolerance", T::number, "1e-12",
-                       "L-BFGS: stop when the relative change of the loss is below.")),
-       at_least(0, key("max_evaluations", T::integer, "0",
-                       "L-BFGS: loss evaluations in all (0: no limit)."))});
+  return group("stages", T::list, "Optimizer stages, run in order.", solvers::stage_keys());
 }
 
+// A declaration's `data` key (declared without keys by the module that owns the mapping) given
+// the keys of a data file, which are io's.
+std::vector<Ptr> with_data_source(std::vector<Ptr> keys) {
+  for (Ptr& k : keys)
+    if (k->name == "data" && k->type == T::object) k = data_source("data", k->doc);
+  return keys;
+}
+
+// The modules' declarations mounted at their paths; io declares only its own keys here (name,
+// threads, the geometry, the problem's text keys, the data files, output).
 Ptr build_schema() {
+  const std::vector<Ptr> run = solvers::run_options().keys();  // seed, device, require_device
   return group(
       "", T::object, "",
-      {key("name", T::string, "", "Run name (default: the config file's name)."),
-       seed_key("seed", "Seed of the network's initialization and the sampling."),
-       choice("precision", {"fp64", "fp32", "bf16", "fp16", "auto"}, "fp32",
-              "Arithmetic of the compiled training step."),
-       choice("device", {"auto", "cpu", "cuda"}, "auto",
-              "auto: a CUDA GPU when one answers, else the CPU; cuda: the GPU, falling back to "
-              "the CPU with a warning when none answers; cpu."),
-       key("require_device", T::boolean, "false",
-           "With device: cuda, no GPU is an error instead of a fallback."),
+      {key("name", T::string, "", "Run name (default: the config file's name)."), run[0],
+       compiler::precision_key(), run[1], run[2],
        at_least(0, key("threads", T::integer, "0",
                        "CPU threads (0: all cores; at most 4 x the cores).")),
        geometry_schema(),
@@ -201,134 +153,19 @@ Ptr build_schema() {
               key("name", T::string, "", "Loss-term name (default pde, pde2, ...)."),
               at_least(0, key("weight", T::number, "1", "Initial loss weight."))}),
        group("conditions", T::list, "Boundary, initial and data conditions.",
-             {required(choice("kind",
-                              {"dirichlet", "neumann", "robin", "periodic", "initial_value",
-                               "initial_rate", "data", "residual"},
-                              "", "The condition.")),
-              key("name", T::string, "", "Loss-term name (default: kind and field)."),
-              key("field", T::string, "u", "The field it constrains."),
-              key("on", T::string, "",
-                  "Boundary piece: a name (left, x_min, top, spatial, initial, ...) or a "
-                  "predicate (`x == 0 and y > 0.5`); empty: the whole boundary."),
-              key("at", T::points, "",
-                  "Instead of `on`: fixed points in the domain, `[[0, 0], [1, 0]]` (pinning a "
-                  "value at a corner); dirichlet, neumann, robin and residual."),
-              key("value", T::string, "0", "g: an expression of the coordinates."),
-              key("alpha", T::number, "1", "robin: alpha u + beta du/dn = g."),
-              key("beta", T::number, "1", "robin."),
-              key("coordinate", T::string, "", "periodic: the periodic coordinate."),
-              within(0, 8,
-                     key("derivatives", T::integer, "0", "periodic: orders 0..this are matched.")),
-              key("expression", T::string, "", "residual: any expression = 0 on the piece."),
-              at_least(1, key("points", T::integer, "256", "Sampled points (periodic: pairs).")),
-              at_least(0, key("weight", T::number, "1", "Initial loss weight.")),
-              data_source("data", "data: the measurements to fit.")}),
+             with_data_source(solvers::condition_options().keys())),
        group("hard_constraints", T::list,
              "Conditions built into a field: field = value + D * network, exact where D = 0.",
-             {key("field", T::string, "u", "The field."),
-              key("value", T::string, "0", "g: the field's value where D = 0."),
-              key("on", T::string, "",
-                  "Pieces for an automatic D (comma-separated; empty: the whole boundary): on "
-                  "boxes, time products of boxes, disks, spheres, STL parts and their time "
-                  "products (a smooth approximate distance to the surface, or to the triangles "
-                  "where a predicate holds)."),
-              key("distance", T::string, "", "D as an expression, instead of `on`.")}),
-       group(
-           "network", T::object, "The neural network.",
-           {choice("architecture", {"mlp", "modified_mlp"}, "mlp", "Plain or modified MLP."),
-            at_least(1, key("hidden", T::integers, "[64, 64, 64, 64]", "Hidden layer widths.")),
-            choice("activation", {"tanh", "sin", "silu", "sigmoid", "softplus"}, "tanh",
-                   "Activation."),
-            choice("init", {"glorot_normal", "glorot_uniform", "he_normal", "he_uniform"},
-                   "glorot_normal", "Weight initializer (seeded by `seed`)."),
-            key("normalize", T::boolean, "true",
-                "Map the domain's bounding box to [-1, 1] at the input."),
-            at_least(
-                0, key("fourier_features", T::integer, "0", "Random Fourier features (0: none).")),
-            above(0, key("fourier_sigma", T::number, "1", "Their frequency scale.")),
-            group("periodic", T::list, "Exactly periodic inputs (cos/sin embedding).",
-                  {required("coordinate", T::string, "The periodic coordinate."),
-                   above(0, required("period", T::number, "Its period.")),
-                   at_least(1, key("harmonics", T::integer, "1", "Frequencies 1..harmonics."))})}),
-       group(
-           "sampling", T::object, "Collocation points.",
-           {choice("method", {"random", "lhs", "halton", "sobol", "grid"}, "sobol",
-                   "Point sequence."),
-            at_least(1, key("interior_points", T::integer, "2048", "Interior collocation points.")),
-            at_least(0, key("resample_every", T::integer, "0",
-                            "Draw every point set again every this many Adam steps (0: "
-                            "never).")),
-            key("adaptive", T::boolean, "false",
-                "Residual-based adaptive resampling (RAD) of the interior points."),
-            at_least(0, key("adaptive_candidates", T::integer, "0",
-                            "RAD: candidates per draw (0: 8 x interior_points).")),
-            at_least(1, key("time_chunks", T::integer, "1",
-                            "Causal weighting: interior points ordered by time in this many "
-                            "chunks (at most interior_points)."))}),
+             solvers::hard_constraint_options().keys()),
+       group("network", T::object, "The neural network.", nn::network_options().keys()),
+       group("sampling", T::object, "Collocation points.", solvers::sampling_options().keys()),
        group("training", T::object, "Optimization.",
-             {stage_schema(),
-              group("weighting", T::object, "Loss weights.",
-                    {choice("kind", {"fixed", "annealing", "ntk"}, "fixed",
-                            "fixed, learning-rate annealing or NTK weighting."),
-                     at_least(
-                         1, key("every", T::integer, "100", "Adam steps between weight updates.")),
-                     from_below(0, 1, key("momentum", T::number, "0.9", "Moving-average factor.")),
-                     at_least(0, key("causal_epsilon", T::number, "0",
-                                     "Causal weighting strength (needs sampling.time_chunks > "
-                                     "1)."))}),
-              at_least(0, key("max_time", T::number, "0",
-                              "Wall-time budget in seconds (0: none): training stops after the "
-                              "first step that ends past it (setup counted), with a checkpoint, "
-                              "the fields and summary.json (status time_limit); `--resume` "
-                              "continues.")),
-              at_least(0, key("target_error", T::number, "0",
-                              "Stop at the first validation whose rel_l2 is below this (0: never; "
-                              "needs a reference with `every` > 0); status target_reached."))}),
+             options::merged({stage_schema(), group("weighting", T::object, "Loss weights.",
+                                                    solvers::weighting_options().keys())},
+                             solvers::training_options().keys())),
        group("reference", T::object, "What to measure the error against.",
-             {choice("exact", {"none", "burgers_sine"}, "none",
-                     "A built-in exact solution: burgers_sine is Burgers with u0 = -sin(pi x) on "
-                     "[-1, 1] (Cole-Hopf, by quadrature; nu from `constants`)."),
-              key("expressions", T::table, "",
-                  "Field -> exact solution as an expression of the coordinates."),
-              data_source("data", "Reference values from a file."),
-              at_least(0, key("every", T::integer, "0",
-                              "Validate every this many steps (0: at the end).")),
-              at_least(0, key("points", T::integer, "0",
-                              "Validation points for an exact solution: this many, sampled in the "
-                              "domain (sobol, seeded by `seed`); 0: a grid up to 3 dimensions "
-                              "(256, 101x101 or 31x31x31 points, times 101 time levels; of a "
-                              "domain that is not a box, the grid's points in it), 100000 "
-                              "sampled points above. Checked against the memory available before "
-                              "training.")),
-              key("metrics", T::table, "",
-                  "Name -> an expression of the fields, coordinates and constants "
-                  "(`sqrt(u^2 + v^2)`, `v_x - u_y`): its NAME_rel_l2 and NAME_max_abs against "
-                  "the same expression of the reference (an exact solution given as expressions: "
-                  "derivatives included; data or a built-in one: values only), in history.csv and "
-                  "summary.json.")}),
-       group("output", T::object, "What the run writes.",
-             {key("dir", T::string, "",
-                  "Run folder (default runs/NAME, relative to the working directory)."),
-              at_least(1, key("checkpoint_every", T::integer, "1000",
-                              "Steps between checkpoints (checkpoint.h5).")),
-              at_least(
-                  1, key("history_every", T::integer, "10", "Steps between rows of history.csv.")),
-              choice("progress", {"auto", "line", "plain", "none"}, "auto",
-                     "auto: one updating line on a terminal, plain lines otherwise."),
-              at_least(1, key("progress_every", T::integer, "100",
-                              "Steps between plain progress lines.")),
-              at_least(2, key("grid", T::integers, "[101]",
-                              "Points per spatial axis of the output grid (one value: every "
-                              "axis, else one per axis); its size is checked against the memory "
-                              "available before training.")),
-              within(1, 10000,
-                     key("time_steps", T::integer, "11",
-                         "Time-dependent: grid snapshots (a .pvd series).")),
-              key("quantities", T::strings, "[]",
-                  "Extra expressions on the grid: derivatives (`u_x`), anything else."),
-              key("residuals", T::boolean, "true", "Write the equations' residuals on the grid."),
-              key("vtk", T::boolean, "true", "Write .vti (and .pvd) files."),
-              key("hdf5", T::boolean, "true", "Write fields.h5.")})});
+             with_data_source(solvers::reference_options().keys())),
+       group("output", T::object, "What the run writes.", output_options().keys())});
 }
 
 // ---- validation --------------------------------------------------------------------------------
@@ -336,36 +173,6 @@ Ptr build_schema() {
 [[noreturn]] void fail(const YAML::Node& node, const std::string& source, const std::string& path,
                        const std::string& what) {
   throw UserError(config_place(node, source) + (path.empty() ? "config" : path) + ": " + what);
-}
-
-std::string type_name(T type) {
-  switch (type) {
-    case T::string:
-      return "text";
-    case T::integer:
-      return "integer";
-    case T::number:
-      return "number";
-    case T::boolean:
-      return "true or false";
-    case T::choice:
-      return "choice";
-    case T::numbers:
-      return "list of numbers";
-    case T::integers:
-      return "list of integers";
-    case T::strings:
-      return "list of texts";
-    case T::points:
-      return "list of points ([[x, y], ...])";
-    case T::table:
-      return "mapping of names to values";
-    case T::object:
-      return "mapping";
-    case T::list:
-      return "list of mappings";
-  }
-  return "?";
 }
 
 std::string shown(const YAML::Node& node) {
@@ -475,13 +282,8 @@ void check_scalar(const Key& k, const YAML::Node& n, const std::string& src,
       if (s != "true" && s != "false") fail(n, src, path, "'" + s + "' is not true or false");
       break;
     case T::choice: {
-      bool ok = false;
-      std::string list;
-      for (const std::string& c : k.choices) {
-        ok = ok || c == s;
-        list += (list.empty() ? "" : ", ") + c;
-      }
-      if (!ok) fail(n, src, path, "'" + s + "' is not one of " + list);
+      if (std::find(k.choices.begin(), k.choices.end(), s) == k.choices.end())
+        fail(n, src, path, options::not_one_of(s, k.choices));
       break;
     }
     default:
@@ -698,12 +500,6 @@ std::string config_place(const YAML::Node& node, const std::string& source) {
   return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
 }
 
-const Key* Key::child(const std::string& key) const {
-  for (const Ptr& c : children)
-    if (c->name == key) return c.get();
-  return nullptr;
-}
-
 const Key& config_schema() {
   // Never destroyed: `of` and geometry point at each other (geometry_schema()), so destroying the
   // root would leave that cycle unreachable, which LeakSanitizer reports at exit.
@@ -711,11 +507,17 @@ const Key& config_schema() {
   return **root;
 }
 
+std::shared_ptr<const Key> build_config_schema() { return build_schema(); }
+
 YAML::Node resolve_config(const YAML::Node& config, const std::string& source) {
+  return resolve_config(config, source, config_schema());
+}
+
+YAML::Node resolve_config(const YAML::Node& config, const std::string& source, const Key& schema) {
   if (!config || config.IsNull()) throw UserError(source + ": the config is empty");
   long nodes = 0;
   check_expansion(config, source, "", 0, nodes);
-  YAML::Node out = resolve(config_schema(), config, source, "");
+  YAML::Node out = resolve(schema, config, source, "");
   check_utf8(out, source, "");
   return out;
 }
@@ -824,18 +626,60 @@ void apply_override(YAML::Node& config, const std::string& assignment) {
   }
 }
 
-std::vector<std::string> schema_paths() {
-  std::vector<std::string> out;
-  std::set<const Key*> seen;
-  collect_paths(config_schema(), "", out, seen);
+options::Values option_values(const std::vector<options::KeyPtr>& keys, const YAML::Node& node) {
+  options::Values out;
+  if (!node || !node.IsMap()) return out;
+  for (const Ptr& k : keys) {
+    const YAML::Node v = node[k->name];
+    if (!v || v.IsNull()) continue;
+    switch (k->type) {
+      case T::integer:
+        out[k->name] = v.as<long long>();
+        break;
+      case T::number:
+        out[k->name] = v.as<double>();
+        break;
+      case T::boolean:
+        out[k->name] = v.as<bool>();
+        break;
+      case T::string:
+      case T::choice:
+        out[k->name] = v.as<std::string>();
+        break;
+      case T::numbers:
+        out[k->name] = v.as<std::vector<double>>();
+        break;
+      case T::integers:
+        out[k->name] = v.as<std::vector<long long>>();
+        break;
+      case T::strings:
+        out[k->name] = v.as<std::vector<std::string>>();
+        break;
+      default:
+        break;
+    }
+  }
   return out;
 }
 
-std::string schema_markdown() {
+std::vector<std::string> schema_paths() { return schema_paths(config_schema()); }
+
+std::vector<std::string> schema_paths(const Key& schema) {
+  std::vector<std::string> out;
+  std::set<const Key*> seen;
+  collect_paths(schema, "", out, seen);
+  return out;
+}
+
+const Key* schema_key(const Key& schema, const std::string& path) { return find_key(schema, path); }
+
+std::string schema_markdown() { return schema_markdown(config_schema()); }
+
+std::string schema_markdown(const Key& schema) {
   std::ostringstream md;
   md << "| key | type | default | meaning |\n|---|---|---|---|\n";
-  for (const std::string& path : schema_paths()) {
-    const Key* k = find_key(config_schema(), path);
+  for (const std::string& path : schema_paths(schema)) {
+    const Key* k = find_key(schema, path);
     std::string type = type_name(k->type);
     if (k->type == T::choice) {
       type.clear();
@@ -844,7 +688,7 @@ std::string schema_markdown() {
     if (const std::string range = range_text(*k, false); !range.empty()) type += ", " + range;
     const std::string def = k->required ? "required" : k->default_value;
     md << "| `" << path << "` | " << type << " | " << (def.empty() ? "" : "`" + def + "`") << " | "
-       << k->doc << " |\n";
+       << options::described(*k) << " |\n";
   }
   return md.str();
 }

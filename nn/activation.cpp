@@ -5,28 +5,31 @@
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
-#include "nn/detail/names.h"
+#include "autodiff/options.h"
 
 namespace jetpde::nn {
 namespace {
 
-constexpr std::array<std::pair<Activation, const char*>, 5> kNames{{
-    {Activation::tanh, "tanh"},
-    {Activation::sin, "sin"},
-    {Activation::silu, "silu"},
-    {Activation::sigmoid, "sigmoid"},
-    {Activation::softplus, "softplus"},
+constexpr std::array<options::EnumName<Activation>, 5> kNames{{
+    {Activation::tanh, "tanh", "hyperbolic tangent"},
+    {Activation::sin, "sin", "sine (SIREN-like)"},
+    {Activation::silu, "silu", "x * sigmoid(x) (swish)"},
+    {Activation::sigmoid, "sigmoid", "1 / (1 + exp(-x))"},
+    {Activation::softplus, "softplus", "log(1 + exp(x))"},
 }};
 
 }  // namespace
 
-Activation activation_from_name(const std::string& name) {
-  return detail::from_name<Activation>(kNames, name, "activation");
+const options::EnumTable<Activation>& activation_names() {
+  static constexpr options::EnumTable<Activation> table("activation", kNames);
+  return table;
 }
 
-std::string activation_name(Activation activation) {
-  return detail::name_of<Activation>(kNames, activation);
+Activation activation_from_name(const std::string& name) {
+  return activation_names().from_name(name);
 }
+
+std::string activation_name(Activation activation) { return activation_names().name(activation); }
 
 Var activate(Activation activation, Var x) {
   switch (activation) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autodiff/ir.h"
+#include "autodiff/options.h"
 
 namespace jetpde::nn {
 
@@ -17,6 +18,8 @@ enum class Activation {
              // underflow (x below ~87 in f32, ~708 in f64)
 };
 
+// The names (the config's network.activation choices).
+const options::EnumTable<Activation>& activation_names();
 Activation activation_from_name(const std::string& name);  // UserError naming the known ones
 std::string activation_name(Activation activation);
 

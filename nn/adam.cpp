@@ -6,6 +6,42 @@
 
 namespace jetpde::nn {
 
+const options::Declaration<AdamOptions>& adam_options() {
+  using options::above;
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  using V = const options::Value&;
+  static const options::Declaration<AdamOptions> d = [] {
+    options::Declaration<AdamOptions> d;
+    d.add(above(0, key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate.")),
+          [](AdamOptions& o, V v) { o.schedule.lr = options::as<double>(v); });
+    d.add(options::choice(
+              "schedule", schedule_kind_names(), "constant",
+              "Adam: learning-rate schedule at step k (lr: learning_rate, gamma: decay_rate, "
+              "min_lr: min_learning_rate, total: the stage's steps)."),
+          [](AdamOptions& o, V v) {
+            o.schedule.kind = schedule_kind_names().from_name(options::as<std::string>(v));
+          });
+    d.add(above(0, key("decay_rate", T::number, "0.9",
+                       "exponential, step: factor per `decay_steps`.")),
+          [](AdamOptions& o, V v) { o.schedule.gamma = options::as<double>(v); });
+    d.add(
+        at_least(1, key("decay_steps", T::integer, "1000", "exponential, step: steps per decay.")),
+        [](AdamOptions& o, V v) { o.schedule.decay_steps = options::as<int>(v); });
+    d.add(at_least(0, key("min_learning_rate", T::number, "0", "cosine: the final rate.")),
+          [](AdamOptions& o, V v) { o.schedule.min_lr = options::as<double>(v); });
+    d.add(at_least(0, key("warmup_steps", T::integer, "0",
+                          "Linear warm-up from 0 over this many steps.")),
+          [](AdamOptions& o, V v) { o.schedule.warmup_steps = options::as<int>(v); });
+    d.add(at_least(
+              0, key("weight_decay", T::number, "0", "Adam: L2 penalty; AdamW: decoupled decay.")),
+          &AdamOptions::weight_decay);
+    return d;
+  }();
+  return d;
+}
+
 Adam::Adam(AdamOptions options) : options_(options) {
   options_.schedule.validate();
   if (!(options_.beta1 >= 0 && options_.beta1 < 1) || !(options_.beta2 >= 0 && options_.beta2 < 1))

@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 
+#include "autodiff/options.h"
 #include "nn/schedule.h"
 
 namespace jetpde::nn {
@@ -20,6 +21,11 @@ struct AdamOptions {
   double weight_decay = 0.0;
   bool decoupled = false;  // true: AdamW
 };
+
+// The keys of an Adam or AdamW training stage (training.stages[]: learning_rate, schedule, ...),
+// read into AdamOptions. The schedule's total_steps (the stage's steps) and `decoupled` (the kind)
+// are the stage's to set; beta1, beta2 and epsilon are not config keys.
+const options::Declaration<AdamOptions>& adam_options();
 
 class Adam {
  public:

@@ -4,25 +4,28 @@
 #include <cmath>
 #include <utility>
 
-#include "nn/detail/names.h"
+#include "autodiff/options.h"
 
 namespace jetpde::nn {
 namespace {
 
-constexpr std::array<std::pair<Init, const char*>, 4> kNames{{
-    {Init::glorot_normal, "glorot_normal"},
-    {Init::glorot_uniform, "glorot_uniform"},
-    {Init::he_normal, "he_normal"},
-    {Init::he_uniform, "he_uniform"},
+constexpr std::array<options::EnumName<Init>, 4> kNames{{
+    {Init::glorot_normal, "glorot_normal", "N(0, 2 / (in + out))"},
+    {Init::glorot_uniform, "glorot_uniform", "U(+-sqrt(6 / (in + out)))"},
+    {Init::he_normal, "he_normal", "N(0, 2 / in)"},
+    {Init::he_uniform, "he_uniform", "U(+-sqrt(6 / in))"},
 }};
 
 }  // namespace
 
-Init init_from_name(const std::string& name) {
-  return detail::from_name<Init>(kNames, name, "initializer");
+const options::EnumTable<Init>& init_names() {
+  static constexpr options::EnumTable<Init> table("initializer", kNames);
+  return table;
 }
 
-std::string init_name(Init init) { return detail::name_of<Init>(kNames, init); }
+Init init_from_name(const std::string& name) { return init_names().from_name(name); }
+
+std::string init_name(Init init) { return init_names().name(init); }
 
 MatrixD init_weight(Init init, std::int64_t rows, std::int64_t cols, std::mt19937_64& rng) {
   const double fan_in = static_cast<double>(rows), fan_out = static_cast<double>(cols);

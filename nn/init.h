@@ -7,12 +7,14 @@
 #include <random>
 #include <string>
 
+#include "autodiff/options.h"
 #include "autodiff/primitive.h"
 
 namespace jetpde::nn {
 
 enum class Init { glorot_normal, glorot_uniform, he_normal, he_uniform };
 
+const options::EnumTable<Init>& init_names();  // network.init
 Init init_from_name(const std::string& name);  // UserError naming the known ones
 std::string init_name(Init init);
 

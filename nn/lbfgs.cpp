@@ -20,6 +20,28 @@ std::string sci(double x) { return detail::short_number(x, 2); }
 
 }  // namespace
 
+const options::Declaration<LbfgsOptions>& lbfgs_options() {
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  static const options::Declaration<LbfgsOptions> d = [] {
+    options::Declaration<LbfgsOptions> d;
+    d.add(at_least(1, key("history", T::integer, "50", "L-BFGS: stored correction pairs.")),
+          &LbfgsOptions::history);
+    d.add(at_least(0, key("gradient_tolerance", T::number, "1e-9",
+                          "L-BFGS: stop when max |g| is below.")),
+          &LbfgsOptions::gradient_tolerance);
+    d.add(at_least(0, key("function_tolerance", T::number, "1e-12",
+                          "L-BFGS: stop when the relative change of the loss is below.")),
+          &LbfgsOptions::function_tolerance);
+    d.add(at_least(0, key("max_evaluations", T::integer, "0",
+                          "L-BFGS: loss evaluations in all (0: no limit).")),
+          &LbfgsOptions::max_evaluations);
+    return d;
+  }();
+  return d;
+}
+
 std::string lbfgs_stop_name(LbfgsStop stop) {
   switch (stop) {
     case LbfgsStop::running:

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/options.h"
+
 namespace jetpde::nn {
 
 using Objective = std::function<double(const Eigen::VectorXd& x, Eigen::VectorXd& gradient)>;
@@ -30,6 +32,11 @@ struct LbfgsOptions {
   int max_line_search = 25;           // objective calls per line search
   double c1 = 1e-4, c2 = 0.9;         // strong-Wolfe constants, 0 < c1 < c2 < 1
 };
+
+// The keys of an L-BFGS training stage (training.stages[]: history, tolerances, evaluations),
+// read into LbfgsOptions. max_iterations is the stage's steps; the line search's constants are not
+// config keys.
+const options::Declaration<LbfgsOptions>& lbfgs_options();
 
 enum class LbfgsStop {
   running,  // run() returned after the iterations it was asked for

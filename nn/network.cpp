@@ -7,23 +7,74 @@
 
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
-#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 
 namespace {
-constexpr std::array<std::pair<Architecture, const char*>, 2> kArchitectures{{
-    {Architecture::mlp, "mlp"},
-    {Architecture::modified_mlp, "modified_mlp"},
+constexpr std::array<options::EnumName<Architecture>, 2> kArchitectures{{
+    {Architecture::mlp, "mlp", "a plain multilayer perceptron"},
+    {Architecture::modified_mlp, "modified_mlp",
+     "the modified MLP of Wang, Teng & Perdikaris (two encoders gating every layer)"},
 }};
 }  // namespace
 
+const options::EnumTable<Architecture>& architecture_names() {
+  static constexpr options::EnumTable<Architecture> table("architecture", kArchitectures);
+  return table;
+}
+
 Architecture architecture_from_name(const std::string& name) {
-  return detail::from_name<Architecture>(kArchitectures, name, "architecture");
+  return architecture_names().from_name(name);
 }
 
 std::string architecture_name(Architecture architecture) {
-  return detail::name_of<Architecture>(kArchitectures, architecture);
+  return architecture_names().name(architecture);
+}
+
+const options::Declaration<PeriodicInput>& periodic_input_options() {
+  using options::above;
+  using options::at_least;
+  using options::key;
+  using options::required;
+  using T = options::Key::Type;
+  static const options::Declaration<PeriodicInput> d = [] {
+    options::Declaration<PeriodicInput> d;
+    d.add(required("coordinate", T::string, "The periodic coordinate."));
+    d.add(above(0, required("period", T::number, "Its period.")), &PeriodicInput::period);
+    d.add(at_least(1, key("harmonics", T::integer, "1", "Frequencies 1..harmonics.")),
+          &PeriodicInput::harmonics);
+    return d;
+  }();
+  return d;
+}
+
+const options::Declaration<NetworkSpec>& network_options() {
+  using options::above;
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  using V = const options::Value&;
+  static const options::Declaration<NetworkSpec> d = [] {
+    options::Declaration<NetworkSpec> d;
+    d.add_choice("architecture", &NetworkSpec::architecture, architecture_names(), "mlp",
+                 "Plain or modified MLP.");
+    d.add(at_least(1, key("hidden", T::integers, "[64, 64, 64, 64]", "Hidden layer widths.")),
+          &NetworkSpec::hidden);
+    d.add_choice("activation", &NetworkSpec::activation, activation_names(), "tanh", "Activation.");
+    d.add_choice("init", &NetworkSpec::init, init_names(), "glorot_normal",
+                 "Weight initializer (seeded by `seed`).");
+    d.add(key("normalize", T::boolean, "true",
+              "Map the domain's bounding box to [-1, 1] at the input."));
+    d.add(
+        at_least(0, key("fourier_features", T::integer, "0", "Random Fourier features (0: none).")),
+        [](NetworkSpec& s, V v) { s.fourier.features = options::as<int>(v); });
+    d.add(above(0, key("fourier_sigma", T::number, "1", "Their frequency scale.")),
+          [](NetworkSpec& s, V v) { s.fourier.sigma = options::as<double>(v); });
+    d.add(options::group("periodic", T::list, "Exactly periodic inputs (cos/sin embedding).",
+                         periodic_input_options().keys()));
+    return d;
+  }();
+  return d;
 }
 
 Network::Network(Graph& graph, NetworkSpec spec) : spec_(std::move(spec)) {

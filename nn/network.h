@@ -30,6 +30,7 @@
 
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
+#include "autodiff/options.h"
 #include "nn/activation.h"
 #include "nn/init.h"
 #include "nn/mlp.h"
@@ -37,6 +38,7 @@
 namespace jetpde::nn {
 
 enum class Architecture { mlp, modified_mlp };
+const options::EnumTable<Architecture>& architecture_names();  // network.architecture
 Architecture architecture_from_name(const std::string& name);  // UserError naming the known ones
 std::string architecture_name(Architecture architecture);
 
@@ -68,6 +70,15 @@ struct NetworkSpec {
   FourierFeatures fourier;
   std::string prefix;  // parameter names start with it
 };
+
+// The keys of the config's `network` mapping, read into a NetworkSpec: architecture, hidden,
+// activation, init, fourier_features, fourier_sigma. `normalize` (the domain's bounds) and
+// `periodic` (coordinate names, the domain's) are declared here and read where the domain is
+// known; inputs, outputs and the Fourier seed come from the problem.
+const options::Declaration<NetworkSpec>& network_options();
+// The keys of one network.periodic[] entry: period and harmonics set; `coordinate` is a name the
+// reader turns into the column.
+const options::Declaration<PeriodicInput>& periodic_input_options();
 
 class Network {
  public:

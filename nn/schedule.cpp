@@ -6,7 +6,6 @@
 #include <numbers>
 
 #include "autodiff/errors.h"
-#include "nn/detail/names.h"
 
 namespace jetpde::nn {
 
@@ -45,20 +44,23 @@ void Schedule::validate() const {
 }
 
 namespace {
-constexpr std::array<std::pair<Schedule::Kind, const char*>, 4> kKinds{{
-    {Schedule::Kind::constant, "constant"},
-    {Schedule::Kind::exponential, "exponential"},
-    {Schedule::Kind::step, "step"},
-    {Schedule::Kind::cosine, "cosine"},
+constexpr std::array<options::EnumName<Schedule::Kind>, 4> kKinds{{
+    {Schedule::Kind::constant, "constant", "lr"},
+    {Schedule::Kind::exponential, "exponential", "lr * gamma^(k / decay_steps)"},
+    {Schedule::Kind::step, "step", "lr * gamma^floor(k / decay_steps)"},
+    {Schedule::Kind::cosine, "cosine", "min_lr + (lr - min_lr) (1 + cos(pi k / total)) / 2"},
 }};
 }  // namespace
 
-Schedule::Kind schedule_kind_from_name(const std::string& name) {
-  return detail::from_name<Schedule::Kind>(kKinds, name, "schedule");
+const options::EnumTable<Schedule::Kind>& schedule_kind_names() {
+  static constexpr options::EnumTable<Schedule::Kind> table("schedule", kKinds);
+  return table;
 }
 
-std::string schedule_kind_name(Schedule::Kind kind) {
-  return detail::name_of<Schedule::Kind>(kKinds, kind);
+Schedule::Kind schedule_kind_from_name(const std::string& name) {
+  return schedule_kind_names().from_name(name);
 }
+
+std::string schedule_kind_name(Schedule::Kind kind) { return schedule_kind_names().name(kind); }
 
 }  // namespace jetpde::nn

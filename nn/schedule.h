@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "autodiff/options.h"
+
 namespace jetpde::nn {
 
 struct Schedule {
@@ -28,6 +30,7 @@ struct Schedule {
   void validate() const;
 };
 
+const options::EnumTable<Schedule::Kind>& schedule_kind_names();  // stages[].schedule
 Schedule::Kind schedule_kind_from_name(const std::string& name);  // UserError naming the known
 std::string schedule_kind_name(Schedule::Kind kind);
 

@@ -3,7 +3,9 @@
 #include <mutex>
 
 #include "autodiff/errors.h"
+#include "nn/adam.h"
 #include "nn/detail/names.h"
+#include "nn/lbfgs.h"
 
 namespace jetpde::solvers {
 
@@ -11,6 +13,9 @@ namespace jetpde::solvers {
 std::unique_ptr<Optimizer> make_adam(const Stage& stage, const nn::ParameterLayout& layout);
 std::unique_ptr<Optimizer> make_adamw(const Stage& stage, const nn::ParameterLayout& layout);
 std::unique_ptr<Optimizer> make_lbfgs(const Stage& stage, const nn::ParameterLayout& layout);
+std::any read_adam_options(const Stage& stage, const options::Values& values);
+std::any read_adamw_options(const Stage& stage, const options::Values& values);
+std::any read_lbfgs_options(const Stage& stage, const options::Values& values);
 
 namespace {
 
@@ -24,9 +29,21 @@ struct Registry {
 Registry& registry() {
   static Registry r{.mutex = {},
                     .kinds = {
-                        {"adam", {.make = make_adam, .line_search = false}},
-                        {"adamw", {.make = make_adamw, .line_search = false}},
-                        {"lbfgs", {.make = make_lbfgs, .line_search = true}},
+                        {"adam",
+                         {.make = make_adam,
+                          .line_search = false,
+                          .keys = nn::adam_options().keys(),
+                          .read_options = read_adam_options}},
+                        {"adamw",
+                         {.make = make_adamw,
+                          .line_search = false,
+                          .keys = nn::adam_options().keys(),
+                          .read_options = read_adamw_options}},
+                        {"lbfgs",
+                         {.make = make_lbfgs,
+                          .line_search = true,
+                          .keys = nn::lbfgs_options().keys(),
+                          .read_options = read_lbfgs_options}},
                     }};
   return r;
 }
@@ -85,6 +102,45 @@ std::vector<std::string> optimizer_names() {
   std::vector<std::string> names;
   for (const auto& [name, kind] : r.kinds) names.push_back(name);
   return names;
+}
+
+namespace {
+
+std::vector<options::KeyPtr> common_stage_keys() {
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  return {
+      key("name", T::string, "", "Label in the progress line and history (default: optimizer)."),
+      options::choice("optimizer", optimizer_names(), "adam", "The optimizer."),
+      at_least(1, key("steps", T::integer, "1000", "Adam updates, or L-BFGS iterations."))};
+}
+
+}  // namespace
+
+std::vector<options::KeyPtr> stage_keys() {
+  std::vector<options::KeyPtr> out = common_stage_keys();
+  for (const std::string& name : optimizer_names())
+    out = options::merged(std::move(out), optimizer_kind(name).keys);
+  return out;
+}
+
+std::vector<options::KeyPtr> stage_keys(const std::string& optimizer) {
+  return options::merged(common_stage_keys(), optimizer_kind(optimizer).keys);
+}
+
+Stage stage_from_values(const options::Values& values) {
+  Stage stage;
+  if (const auto it = values.find("optimizer"); it != values.end())
+    stage.optimizer = options::as<std::string>(it->second);
+  stage.name = stage.optimizer;
+  if (const auto it = values.find("name"); it != values.end())
+    stage.name = options::as<std::string>(it->second);
+  if (const auto it = values.find("steps"); it != values.end())
+    stage.steps = options::as<int>(it->second);
+  const OptimizerKind& kind = optimizer_kind(stage.optimizer);
+  if (kind.read_options) stage.options = kind.read_options(stage, values);
+  return stage;
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const Stage& stage, const nn::ParameterLayout& layout) {

@@ -14,9 +14,10 @@
 // Adding one: a file solvers/optimizers/<name>.cpp with its class and a factory, and in
 // optimizer.cpp the factory's declaration and one entry of the table (or register_optimizer at
 // run time, as tests/solvers/optimizer_test.cpp does). The factory gets the stage (its steps and
-// options) and the parameter layout (the shapes of the parameters, for per-layer state). A config
-// reaches it once io/config_schema.cpp lists its name and keys and io/config.cpp's build_stage
-// fills its options.
+// options) and the parameter layout (the shapes of the parameters, for per-layer state). The kind
+// also declares its config keys (OptimizerKind::keys, an options::Declaration of its options
+// struct) and reads its options from their values (read_options): the config schema, docs, the
+// config reader and the Python keyword arguments take them from there (stage_keys()).
 //
 // What the trainer needs to know of a kind, it asks (OptimizerKind, Optimizer):
 //   line_search         its steps take several evaluations and need one fixed objective: the
@@ -41,6 +42,7 @@
 #include <variant>
 #include <vector>
 
+#include "autodiff/options.h"
 #include "autodiff/primitive.h"
 #include "nn/parameters.h"
 
@@ -119,12 +121,27 @@ struct OptimizerKind {
   std::function<std::unique_ptr<Optimizer>(const Stage& stage, const nn::ParameterLayout& layout)>
       make;
   bool line_search = false;
+  // The keys of training.stages[] it takes besides name, optimizer and steps, and its options
+  // (of the type `make` takes) from their values, which the config schema has checked and filled
+  // with defaults. Both empty: no keys, default options.
+  std::vector<options::KeyPtr> keys;
+  std::function<std::any(const Stage& stage, const options::Values& values)> read_options;
 };
 // Adds `name`; UserError when it is taken or the factory is empty.
 void register_optimizer(const std::string& name, OptimizerKind kind);
 // UserError "unknown optimizer 'sgd' (known: adam, adamw, lbfgs)".
 const OptimizerKind& optimizer_kind(const std::string& name);
 std::vector<std::string> optimizer_names();  // sorted
+
+// The keys of a stage (training.stages[]): name, optimizer (the registered names), steps, then the
+// keys of every kind in name order (a key that two kinds share, such as adam's and adamw's, once).
+std::vector<options::KeyPtr> stage_keys();
+// name, optimizer and steps, then the keys of that kind only (what jetpde.Adam(...) accepts).
+// UserError for an unknown optimizer.
+std::vector<options::KeyPtr> stage_keys(const std::string& optimizer);
+// The stage that `values` (of stage_keys(), defaults filled in) describe: its kind's read_options
+// fills its options. UserError for an unknown optimizer.
+Stage stage_from_values(const options::Values& values);
 // The stage's optimizer for parameters laid out as `layout`; UserError naming the stage for an
 // unknown name or options that do not fit.
 std::unique_ptr<Optimizer> make_optimizer(const Stage& stage, const nn::ParameterLayout& layout);

@@ -24,15 +24,15 @@
 namespace jetpde::solvers {
 namespace {
 
-constexpr std::array<std::pair<Condition::Kind, const char*>, 8> kKinds{{
-    {Condition::Kind::dirichlet, "dirichlet"},
-    {Condition::Kind::neumann, "neumann"},
-    {Condition::Kind::robin, "robin"},
-    {Condition::Kind::periodic, "periodic"},
-    {Condition::Kind::initial_value, "initial_value"},
-    {Condition::Kind::initial_rate, "initial_rate"},
-    {Condition::Kind::data, "data"},
-    {Condition::Kind::residual, "residual"},
+constexpr std::array<options::EnumName<Condition::Kind>, 8> kKinds{{
+    {Condition::Kind::dirichlet, "dirichlet", "field = value"},
+    {Condition::Kind::neumann, "neumann", "d field / dn = value"},
+    {Condition::Kind::robin, "robin", "alpha field + beta d field / dn = value"},
+    {Condition::Kind::periodic, "periodic", "equal values (and derivatives) on paired faces"},
+    {Condition::Kind::initial_value, "initial_value", "field = value at the initial time"},
+    {Condition::Kind::initial_rate, "initial_rate", "d field / dt = value at the initial time"},
+    {Condition::Kind::data, "data", "fit measured values"},
+    {Condition::Kind::residual, "residual", "any expression = 0"},
 }};
 
 std::string number(double x) { return nn::detail::short_number(x, 17); }
@@ -197,13 +197,16 @@ Eigen::Index checked_points(const equations::Context& ctx, const MatrixD& at) {
 
 }  // namespace
 
-Condition::Kind condition_kind_from_name(const std::string& name) {
-  return nn::detail::from_name<Condition::Kind>(kKinds, name, "condition");
+const options::EnumTable<Condition::Kind>& condition_kind_names() {
+  static constexpr options::EnumTable<Condition::Kind> table("condition", kKinds);
+  return table;
 }
 
-std::string condition_kind_name(Condition::Kind kind) {
-  return nn::detail::name_of<Condition::Kind>(kKinds, kind);
+Condition::Kind condition_kind_from_name(const std::string& name) {
+  return condition_kind_names().from_name(name);
 }
+
+std::string condition_kind_name(Condition::Kind kind) { return condition_kind_names().name(kind); }
 
 void check_fixed_points(const Condition& c, const geometry::Geometry& domain) {
   using Kind = Condition::Kind;

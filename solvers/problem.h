@@ -44,6 +44,7 @@
 #include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
+#include "autodiff/options.h"
 #include "compiler/executable.h"
 #include "equations/context.h"
 #include "geometry/geometry.h"
@@ -97,6 +98,7 @@ struct Condition {
   // Empty (0 rows): sample `on`. dirichlet, neumann, robin and residual take points.
   MatrixD at;
 };
+const options::EnumTable<Condition::Kind>& condition_kind_names();  // conditions[].kind
 Condition::Kind condition_kind_from_name(const std::string& name);  // UserError naming the known
 // UserError unless the condition's fixed points `at` fit: a kind that takes them, no `on` too,
 // one column per coordinate of `domain`, each point finite, in its bounds and in the closed domain.

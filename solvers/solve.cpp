@@ -1,6 +1,7 @@
 #include "solvers/solve.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -230,11 +231,25 @@ ExactSolution exact_solution(const Reference& ref, Problem& p) {
   };
 }
 
+namespace {
+constexpr std::array<options::EnumName<Device>, 3> kDevices{{
+    {Device::automatic, "auto", "a CUDA GPU when one answers, else the CPU"},
+    {Device::cpu, "cpu", "the CPU"},
+    {Device::cuda, "cuda", "the GPU, falling back to the CPU with a warning when none answers"},
+}};
+}  // namespace
+
+const options::EnumTable<Device>& device_names() {
+  static constexpr options::EnumTable<Device> table("device", kDevices);
+  return table;
+}
+
 Device device_from_name(const std::string& name) {
-  if (name == "auto") return Device::automatic;
-  if (name == "cpu") return Device::cpu;
-  if (name == "cuda") return Device::cuda;
-  throw UserError("device: unknown device '" + name + "' (known: auto, cpu, cuda)");
+  try {
+    return device_names().from_name(name);
+  } catch (const UserError& e) {
+    throw UserError(std::string("device: ") + e.what());
+  }
 }
 
 void choose_device(Device device, bool required, ProblemSpec& spec,

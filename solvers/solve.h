@@ -80,6 +80,7 @@ ExactSolution exact_solution(const Reference& reference, Problem& problem);
 
 enum class Device { automatic, cpu, cuda };
 // "auto", "cpu", "cuda"; UserError naming the known ones.
+const options::EnumTable<Device>& device_names();
 Device device_from_name(const std::string& name);
 
 // Where the compiled programs run: the spec's backend (and whether it must run there). automatic:

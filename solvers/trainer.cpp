@@ -1,5 +1,6 @@
 #include "solvers/trainer.h"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -390,6 +391,20 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   result.seconds = now_seconds() - started_;
   result.run_seconds = run_offset_ + result.seconds;
   return result;
+}
+
+namespace {
+constexpr std::array<options::EnumName<Weighting::Kind>, 3> kWeightings{{
+    {Weighting::Kind::fixed, "fixed", "the initial weights throughout"},
+    {Weighting::Kind::annealing, "annealing",
+     "learning-rate annealing: weights from the terms' gradient magnitudes"},
+    {Weighting::Kind::ntk, "ntk", "weights from the traces of the terms' neural tangent kernels"},
+}};
+}  // namespace
+
+const options::EnumTable<Weighting::Kind>& weighting_kind_names() {
+  static constexpr options::EnumTable<Weighting::Kind> table("weighting", kWeightings);
+  return table;
 }
 
 const char* status_name(TrainResult::Status status) {

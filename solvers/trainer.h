@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/options.h"
 #include "nn/adam.h"  // the options of the built-in kinds (Stage::options)
 #include "nn/lbfgs.h"
 #include "solvers/objective.h"
@@ -50,7 +51,7 @@
 namespace jetpde::solvers {
 
 struct Weighting {
-  enum class Kind { fixed, annealing, ntk };
+  enum class Kind { fixed, annealing, ntk };  // names: weighting_kind_names()
   Kind kind = Kind::fixed;
   std::vector<double> initial;  // per term; empty: the objective's weights when training starts
   int every = 100;
@@ -58,6 +59,7 @@ struct Weighting {
   int probes = 4;               // ntk
   double causal_epsilon = 0.0;  // chunked terms only
 };
+const options::EnumTable<Weighting::Kind>& weighting_kind_names();  // training.weighting.kind
 
 using Metrics = std::map<std::string, double>;
 

@@ -1,12 +1,15 @@
 """A problem written in Python: jetpde.Problem and its parts build the config tree that a YAML
 file holds (docs/config.md lists the keys), and the config loader checks it with the same schema,
-defaults and errors. Keyword arguments are config keys: anything the schema knows can be given,
-a key it does not know is a jetpde.Error naming it.
+defaults and errors. Keyword arguments are config keys, exactly those the C++ modules declare
+(_jetpde.option_keys, _jetpde.optimizer_keys): a keyword no declaration has is a jetpde.Error
+naming the known ones (and the closest), raised when the object is made. The docstrings list the
+declared keys with their types, defaults and meanings.
 """
 
 import copy
+import difflib
 
-from . import _yaml
+from . import _jetpde, _yaml
 
 
 def _entry(**keys):
@@ -18,6 +21,41 @@ def _text(value):
     if value is None or isinstance(value, str):
         return value
     return _yaml._scalar(value, "value")
+
+
+class _Keys:
+    """The keys of one config mapping as the C++ modules declare them (_jetpde.option_keys):
+    the keyword arguments a class accepts and the text of its docstring."""
+
+    def __init__(self, label, rows, exclude=()):
+        self.label = label
+        self.rows = [r for r in rows if r[0] not in exclude]
+        self.names = [r[0] for r in self.rows]
+
+    def check(self, keys, label=None):
+        for name in keys:
+            if name not in self.names:
+                close = difflib.get_close_matches(name, self.names, n=1)
+                raise _jetpde.Error("%s.%s: unknown key (known here: %s)%s" % (
+                    label or self.label, name, ", ".join(self.names),
+                    "; did you mean '%s'?" % close[0] if close else ""))
+
+    def doc(self):
+        lines = []
+        for name, type_, default, doc, choices, required in self.rows:
+            what = " | ".join(choices) if choices else type_
+            if required:
+                what += ", required"
+            elif default:
+                what += ", default " + default
+            lines.append("    %s (%s): %s" % (name, what, doc))
+        return "\n".join(lines)
+
+
+def _documented(cls, keys, heading="Keywords"):
+    cls.__doc__ = "%s\n\n%s (declared by jetpde's modules; docs/config.md):\n%s\n" % (
+        (cls.__doc__ or "").rstrip(), heading, keys.doc())
+    return cls
 
 
 class _Entry:
@@ -34,10 +72,16 @@ class _Entry:
                            ", ".join("%s=%r" % kv for kv in self._entry.items()))
 
 
+_CONDITION_KEYS = _Keys("conditions[]", _jetpde.option_keys("conditions[]"), exclude=("kind",))
+_DATA_KEYS = _Keys("conditions[].data", _jetpde.option_keys("conditions[].data"),
+                   exclude=("file",))
+
+
 class Condition(_Entry):
     """Any condition: Condition("dirichlet", value="0", on="left"); see the subclasses."""
 
     def __init__(self, kind, **keys):
+        _CONDITION_KEYS.check(keys, "conditions[] (%s)" % kind)
         super().__init__(kind=kind, **keys)
 
 
@@ -94,51 +138,89 @@ class Residual(Condition):
         super().__init__("residual", expression=expression, on=on, **keys)
 
 
+for _cls in (Condition, Dirichlet, Neumann, Robin, Periodic, InitialValue, InitialRate, Residual):
+    _documented(_cls, _CONDITION_KEYS)
+
+
 class Data(Condition):
-    """Measurements to fit, from a data file (the keys of conditions[].data: columns,
-    coordinates, points, fields, samples, noise, seed)."""
+    """Measurements to fit, from a data file: field, name and weight are the condition's, every
+    other keyword a key of conditions[].data."""
 
     def __init__(self, file, field=None, name=None, weight=None, **data):
+        _DATA_KEYS.check(data)
         super().__init__("data", field=field, name=name, weight=weight,
                          data=_entry(file=str(file), **data))
+
+
+_documented(Data, _DATA_KEYS, "Data keywords")
 
 
 class HardConstraint(_Entry):
     """field = value + D * network, exact where D = 0 (on the pieces `on`, or D = distance)."""
 
-    def __init__(self, value="0", on=None, field=None, distance=None):
-        super().__init__(value=_text(value), on=on, field=field, distance=distance)
+    _keys = _Keys("hard_constraints[]", _jetpde.option_keys("hard_constraints[]"))
+
+    def __init__(self, value="0", on=None, field=None, distance=None, **keys):
+        self._keys.check(keys)
+        super().__init__(value=_text(value), on=on, field=field, distance=distance, **keys)
+
+
+_documented(HardConstraint, HardConstraint._keys)
 
 
 class Network(_Entry):
-    """network: hidden=[64]*4, activation="tanh", architecture, init, normalize,
-    fourier_features, fourier_sigma, periodic."""
+    """The network mapping: Network(hidden=[64] * 4, activation="tanh", ...)."""
+
+    _keys = _Keys("network", _jetpde.option_keys("network"))
 
     def __init__(self, hidden=None, activation=None, **keys):
+        self._keys.check(keys)
         super().__init__(hidden=list(hidden) if hidden is not None else None,
                          activation=activation, **keys)
 
 
+_documented(Network, Network._keys)
+
+
+def _stage_keys(optimizer):
+    return _Keys("training.stages[] (%s)" % optimizer, _jetpde.optimizer_keys(optimizer),
+                 exclude=("optimizer",))
+
+
 class Stage(_Entry):
-    """One training stage: Stage("adam", steps=1000, learning_rate=1e-3, ...)."""
+    """One training stage: Stage("adam", steps=1000, learning_rate=1e-3, ...); the keywords are
+    those the optimizer's kind declares (jetpde.Adam, jetpde.LBFGS, ... list them)."""
 
     def __init__(self, optimizer, steps=None, **keys):
+        _stage_keys(optimizer).check(keys)
         super().__init__(optimizer=optimizer, steps=steps, **keys)
 
 
 class Adam(Stage):
+    """An Adam stage."""
+
     def __init__(self, steps=None, learning_rate=None, **keys):
         super().__init__("adam", steps=steps, learning_rate=learning_rate, **keys)
 
 
 class AdamW(Stage):
+    """An AdamW stage: Adam with decoupled weight decay."""
+
     def __init__(self, steps=None, learning_rate=None, **keys):
         super().__init__("adamw", steps=steps, learning_rate=learning_rate, **keys)
 
 
 class LBFGS(Stage):
+    """An L-BFGS stage (steps: iterations, at most)."""
+
     def __init__(self, steps=None, **keys):
         super().__init__("lbfgs", steps=steps, **keys)
+
+
+for _cls, _name in ((Adam, "adam"), (AdamW, "adamw"), (LBFGS, "lbfgs")):
+    _documented(_cls, _stage_keys(_name))
+
+_TOP_KEYS = _Keys("config", _jetpde.option_keys(""), exclude=("geometry",))
 
 
 def _dict_of(value):
@@ -155,6 +237,7 @@ class Problem:
     def __init__(self, domain, equations, *, constants=None, parameters=None, fields=None,
                  conditions=(), hard_constraints=(), network=None, name=None, **config):
         # The run folder is runs/NAME unless output_dir says otherwise.
+        _TOP_KEYS.check(config)
         tree = {"name": name if name is not None else "problem"}
         tree["geometry"] = _dict_of(domain)
         if fields is not None:
@@ -187,3 +270,6 @@ class Problem:
 
     def __repr__(self):
         return "jetpde.Problem(%r)" % (self._tree,)
+
+
+_documented(Problem, _TOP_KEYS, "Top-level keys")

@@ -7,6 +7,7 @@ PYBIND11_MODULE(_jetpde, m) {
   m.doc() = "jetpde's C++ core (use the jetpde package, not this module)";
   jetpde::python::define_errors(m);
   jetpde::python::define_config(m);
+  jetpde::python::define_options(m);
   jetpde::python::define_geometry(m);
   jetpde::python::define_solution(m);
   jetpde::python::define_solve(m);

@@ -66,8 +66,13 @@ def test_problem_error_points_at_the_column():
 
 
 def test_problem_unknown_key_names_it():
-    p = jetpde.Problem(domain=jetpde.geometry.Interval(0, 1), equations=["u_xx"],
+    # The keywords are the declared keys: the misspelt one is refused when the network is made.
+    with pytest.raises(jetpde.Error, match=r"network.activaton: unknown key"):
+        jetpde.Problem(domain=jetpde.geometry.Interval(0, 1), equations=["u_xx"],
                        network=jetpde.Network(hidden=[4], activaton="tanh"))
+    # A key the Python classes do not model is still checked by the loader.
+    p = jetpde.Problem(domain=jetpde.geometry.Interval(0, 1), equations=["u_xx"],
+                       network={"hidden": [4], "activaton": "tanh"})
     with pytest.raises(jetpde.Error, match=r"network.activaton: unknown key"):
         jetpde.solve(p)
 

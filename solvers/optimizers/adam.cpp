@@ -53,6 +53,20 @@ std::unique_ptr<Optimizer> make_adam(const Stage& stage, const nn::ParameterLayo
   return std::make_unique<AdamOptimizer>(stage.options_as<nn::AdamOptions>());
 }
 
+// The schedule runs over the stage (cosine's total) and AdamW is Adam with decoupled decay.
+std::any read_adam_options(const Stage& stage, const options::Values& values) {
+  nn::AdamOptions o;
+  nn::adam_options().read(o, values);
+  o.schedule.total_steps = stage.steps;
+  return o;
+}
+
+std::any read_adamw_options(const Stage& stage, const options::Values& values) {
+  nn::AdamOptions o = std::any_cast<nn::AdamOptions>(read_adam_options(stage, values));
+  o.decoupled = true;
+  return o;
+}
+
 std::unique_ptr<Optimizer> make_adamw(const Stage& stage, const nn::ParameterLayout&) {
   nn::AdamOptions options = stage.options_as<nn::AdamOptions>();
   options.decoupled = true;

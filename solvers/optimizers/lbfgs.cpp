@@ -101,6 +101,12 @@ class LbfgsOptimizer final : public Optimizer {
 
 }  // namespace
 
+std::any read_lbfgs_options(const Stage&, const options::Values& values) {
+  nn::LbfgsOptions o;
+  nn::lbfgs_options().read(o, values);
+  return o;
+}
+
 std::unique_ptr<Optimizer> make_lbfgs(const Stage& stage, const nn::ParameterLayout& layout) {
   nn::LbfgsOptions options = stage.options_as<nn::LbfgsOptions>();
   options.max_iterations = stage.steps;  // a stage's steps are its iterations

@@ -1,0 +1,36 @@
+// The config keys of solvers' structs, declared once (autodiff/options.h): the conditions and hard
+// constraints, the loss weighting, the reference, resampling, the training budgets and the run's
+// seed and device. io/config_schema.cpp mounts them at their paths (conditions[],
+// training.weighting, reference, sampling, training, the top level); io/config.cpp reads the values
+// into the structs through the same declarations. Keys without a setter are declared here and read
+// by hand where they need more than their own value (a data file, the domain's coordinates).
+#pragma once
+
+#include "autodiff/options.h"
+#include "solvers/problem.h"
+#include "solvers/solve.h"
+#include "solvers/trainer.h"
+
+namespace jetpde::solvers {
+
+// conditions[]: kind, name, field, on, at, value, alpha, beta, coordinate, derivatives,
+// expression, points, weight, data. `at` (points) is read by hand; `data` is declared without its
+// keys, which are the data file's (io mounts them).
+const options::Declaration<Condition>& condition_options();
+// hard_constraints[]: field, value, on, distance.
+const options::Declaration<HardConstraint>& hard_constraint_options();
+// training.weighting: kind, every, momentum, causal_epsilon.
+const options::Declaration<Weighting>& weighting_options();
+// reference: exact, expressions, data, every, points, metrics; the tables and `data` are read by
+// hand (they are parsed against the problem's context, or read from a file).
+const options::Declaration<Reference>& reference_options();
+// sampling: method (geometry::sample_options), interior_points, resample_every, adaptive,
+// adaptive_candidates, time_chunks. The point counts belong to the problem's spec and are read by
+// hand; the resampling keys set SolveOptions.
+const options::Declaration<SolveOptions>& sampling_options();
+// training's budgets: max_time, target_error (the stages are stage_keys(), the weighting above).
+const options::Declaration<SolveOptions>& training_options();
+// The run's top-level keys of solvers: seed, device, require_device.
+const options::Declaration<SolveOptions>& run_options();
+
+}  // namespace jetpde::solvers
