@@ -5,6 +5,7 @@
 // coefficient, and lower sums products of strictly lower streams over the plan's splits. A
 // collapsed stream s = Σ w_α z_α is then top(s_x, s_y, ...) + Σ w_α lower(α): the same rule.
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -15,6 +16,73 @@
 #include "autodiff/taylor.h"
 
 namespace jetpde {
+
+namespace {
+// "<coords>#<tag>": the input's name before its last '#', or "" for a name that is no given
+// leaf (stream inputs carry an '@').
+std::string given_coordinates(const std::string& name) {
+  if (name.find('@') != std::string::npos) return "";
+  const std::size_t hash = name.rfind('#');
+  return hash == std::string::npos ? "" : name.substr(0, hash);
+}
+
+std::string stream_name(const std::string& leaf,
+                        const std::vector<std::pair<MultiIndex, double>>& terms) {
+  std::string s = leaf + "@";
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    if (t) s += "+";
+    for (std::size_t i = 0; i < terms[t].first.size(); ++i)
+      s += (i ? "." : "") + std::to_string(terms[t].first[i]);
+    char w[32];
+    std::snprintf(w, sizeof w, "*%.17g", terms[t].second);
+    s += w;
+  }
+  return s;
+}
+}  // namespace
+
+std::string given_leaf_name(const std::string& coordinates, const std::string& tag) {
+  if (tag.empty() || tag.find_first_of("#@") != std::string::npos)
+    throw UserError("taylor: a given leaf's tag must be nonempty, without '#' or '@' (got '" + tag +
+                    "')");
+  if (coordinates.find('@') != std::string::npos)
+    throw UserError("taylor: coordinates named '" + coordinates + "' cannot have given leaves");
+  return coordinates + "#" + tag;
+}
+
+Var given_leaf(Var coordinates, const std::string& tag) {
+  if (coordinates.op() != Op::Input)
+    throw UserError("taylor: a given leaf needs coordinates that are an input, not " +
+                    coordinates.graph->describe(coordinates.id));
+  const std::string name = given_leaf_name(coordinates.node().attrs.name, tag);
+  return coordinates.graph->input(name, {coordinates.shape().rows, 1}, coordinates.dtype());
+}
+
+std::vector<GivenStream> given_streams(Graph& g, const std::string& leaf) {
+  std::vector<GivenStream> out;
+  const std::string prefix = leaf + "@";
+  for (const Var& v : g.inputs()) {
+    const std::string& name = v.node().attrs.name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    GivenStream s{name, {}};
+    std::size_t at = prefix.size();
+    while (at < name.size()) {
+      const std::size_t star = name.find('*', at),
+                        end = std::min(name.find('+', star), name.size());
+      MultiIndex alpha;
+      for (std::size_t i = at; i < star;) {
+        const std::size_t dot = std::min(name.find('.', i), star);
+        alpha.push_back(std::stoi(name.substr(i, dot - i)));
+        i = dot + 1;
+      }
+      s.terms.push_back({alpha, std::stod(name.substr(star + 1, end - star - 1))});
+      at = end + 1;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 namespace detail {
 
 namespace {
@@ -75,7 +143,10 @@ class TaylorState {
     if (primitive(n.op).taylor == TaylorFamily::Step) {
       dep = false;  // piecewise constant: no streams, whatever its operands
     } else if (n.op == Op::Input) {
-      for (const TaylorVar& var : plan_.vars()) dep = dep || var.input.id == id;
+      const std::string coords = given_coordinates(n.attrs.name);
+      for (const TaylorVar& var : plan_.vars())
+        dep =
+            dep || var.input.id == id || (!coords.empty() && var.input.node().attrs.name == coords);
     } else {
       for (std::size_t i = (n.op == Op::Select ? 1 : 0); i < n.args.size(); ++i)
         dep = dep || depends(n.args[i]);
@@ -165,6 +236,9 @@ class TaylorState {
   // Inputs: unit seeds, a one-hot row per coordinate ([1, cols], broadcast over points).
   void seed(NodeId id, Streams& out) {
     const Node n = g_.node(id);
+    const bool coordinate = std::any_of(plan_.vars().begin(), plan_.vars().end(),
+                                        [&](const TaylorVar& v) { return v.input.id == id; });
+    if (!coordinate && !given_coordinates(n.attrs.name).empty()) return given(id, out);
     for (int key = 1; key < plan_.stream_count(); ++key) {
       std::vector<double> row(static_cast<std::size_t>(n.shape.cols), 0.0);
       bool any = false;
@@ -176,6 +250,34 @@ class TaylorState {
         any = true;
       }
       if (any) out[static_cast<std::size_t>(key)] = g_.constant({1, n.shape.cols}, row, n.dtype).id;
+    }
+  }
+
+  // A given leaf: each stream is the input named by its terms over the columns of the leaf's
+  // coordinates; terms in coordinates of other inputs vanish (f does not depend on them).
+  void given(NodeId id, Streams& out) {
+    const Node n = g_.node(id);
+    const std::string coords = given_coordinates(n.attrs.name);
+    const Var c = g_.leaf(coords);
+    const auto cols = static_cast<std::size_t>(c.shape().cols);
+    for (int key = 1; key < plan_.stream_count(); ++key) {
+      std::vector<std::pair<MultiIndex, double>> terms;
+      for (const Term& t : plan_.streams()[static_cast<std::size_t>(key)].terms) {
+        MultiIndex full(cols, 0);
+        bool other = false;
+        for (std::size_t k = 0; k < t.alpha.size(); ++k) {
+          if (t.alpha[k] == 0) continue;
+          const TaylorVar& var = plan_.vars()[k];
+          if (var.input.id != c.id)
+            other = true;
+          else
+            full[static_cast<std::size_t>(var.column)] += t.alpha[k];
+        }
+        if (!other) terms.push_back({full, t.weight});
+      }
+      if (terms.empty()) continue;
+      out[static_cast<std::size_t>(key)] =
+          g_.input(stream_name(n.attrs.name, terms), n.shape, n.dtype).id;
     }
   }
 

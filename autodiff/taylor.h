@@ -11,6 +11,16 @@
 //
 // Zero-aware: a stream known to be zero is not a node at all. Streams may keep a broadcastable
 // shape: on the first layer, the streams of x W + b are rows of W ([1, width]), not [n, width].
+//
+// Given leaves: a function f of the coordinates whose streams are computed outside the graph
+// (the smooth distance to an STL part, in double once per point set: geometry/mesh_adf.h) and
+// fed in as inputs. It is an input named given_leaf_name(coords, tag) = "<coords>#<tag>", [n, 1],
+// holding f at the rows of the input `coords`. Every Taylor object whose plan takes columns of
+// `coords` as coordinates treats it as f(coords): its streams are inputs too, made on demand and
+// named by what they hold, independently of the plan, so that the residuals' and the
+// evaluators' Taylor objects share them: "<leaf>@<terms>", holding Σ w c_α over its terms (α
+// over all columns of `coords`, c_α = ∂^α f / α!): one term of weight 1 for a multi-index, the
+// weighted terms u_α α! of a collapsed sum. given_streams() lists those a graph has, for binding.
 #pragma once
 
 #include <map>
@@ -89,6 +99,21 @@ class TaylorPlan {
   std::vector<int> collapsed_key_;
   std::vector<Stream> streams_;
 };
+
+// The name of the given leaf `tag` of the input `coordinates` (tag without '#' or '@').
+std::string given_leaf_name(const std::string& coordinates, const std::string& tag);
+// That leaf, [rows of coordinates, 1]. UserError for a coordinates node that is not an input or
+// a tag with '#' or '@'.
+Var given_leaf(Var coordinates, const std::string& tag);
+
+// A stream input of a given leaf: its value is Σ weight c_α over `terms`, α over the columns
+// of the leaf's coordinates.
+struct GivenStream {
+  std::string input;
+  std::vector<std::pair<MultiIndex, double>> terms;
+};
+// The stream inputs that Taylor objects have made for `leaf` so far (in creation order).
+std::vector<GivenStream> given_streams(Graph& g, const std::string& leaf);
 
 namespace detail {
 class TaylorState;

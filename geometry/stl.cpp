@@ -8,10 +8,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <numbers>
 #include <unordered_map>
 
 #include "autodiff/errors.h"
+#include "geometry/boundary.h"
+#include "geometry/predicate.h"
 
 #if JETPDE_HAVE_VTK_STL
 #include <vtkCallbackCommand.h>
@@ -227,6 +231,8 @@ struct StlMesh::Mesh {
   double area = 0, volume = 0;
   Bounds bounds;
   TriangleTree tree;
+  std::mutex adf_mutex;  // smooth_distance(): each piece's built on first use
+  std::map<std::string, std::unique_ptr<MeshAdf>> adf;
 
   // The nearest point q of the mesh to p, its distance and the pseudo-normal there.
   double nearest(const Vec3& p, Vec3& q, Vec3& pseudo_normal) const {
@@ -432,6 +438,35 @@ Bounds StlMesh::bounds() const { return mesh_->bounds; }
 
 double StlMesh::compute_volume() const { return mesh_->volume; }
 
+const MeshAdf& StlMesh::smooth_distance(const std::string& piece) const {
+  const std::lock_guard<std::mutex> lock(mesh_->adf_mutex);
+  std::unique_ptr<MeshAdf>& adf = mesh_->adf[piece];
+  if (adf) return *adf;
+  std::vector<MeshAdf::Triangle> tris;
+  std::vector<bool> selected;
+  const PointPredicate keep =
+      piece.empty()
+          ? PointPredicate{}
+          : compile_predicate(piece, coordinate_names(), kPredicateRelativeTolerance * size());
+  for (const auto& t : mesh_->triangles) {
+    const MeshAdf::Triangle tri{mesh_->vertices[static_cast<std::size_t>(t[0])],
+                                mesh_->vertices[static_cast<std::size_t>(t[1])],
+                                mesh_->vertices[static_cast<std::size_t>(t[2])]};
+    tris.push_back(tri);
+    if (!keep) continue;
+    // A triangle is in the piece when its vertices and its centroid are.
+    const Vec3 centroid = scale(add(add(tri[0], tri[1]), tri[2]), 1.0 / 3);
+    bool in = keep(centroid);
+    for (const Vec3& v : tri) in = in && keep(v);
+    selected.push_back(in);
+  }
+  if (keep && std::none_of(selected.begin(), selected.end(), [](bool b) { return b; }))
+    throw UserError("stl '" + path_ + "': no triangle has its vertices and centroid in '" + piece +
+                    "'");
+  adf = std::make_unique<MeshAdf>(tris, selected);
+  return *adf;
+}
+
 double StlMesh::signed_distance(Point p) const {
   Vec3 q, pseudo;
   const Vec3 x{p[0], p[1], p[2]};
@@ -498,6 +533,9 @@ StlMesh::StlMesh(const std::string& path) : Geometry(3), path_(path) {
 }
 StlMesh::~StlMesh() = default;
 std::size_t StlMesh::triangles() const { return 0; }
+const MeshAdf& StlMesh::smooth_distance(const std::string&) const {
+  throw UserError("stl '" + path_ + "': this jetpde was built without VTK");
+}
 std::string StlMesh::describe() const { return "stl '" + path_ + "'"; }
 Bounds StlMesh::bounds() const { return {}; }
 double StlMesh::compute_volume() const { return 0; }

@@ -17,6 +17,11 @@
 // for the mesh. One boundary piece, "surface", sampled area-weighted over the triangles with their
 // outward normals; predicates (`z > 0.5`) select parts of it. Thread-safe after construction.
 //
+// For hard constraints, smooth_distance() is a smooth approximate distance to the whole surface
+// or to a piece of it made of whole triangles (the mean-value potential, geometry/mesh_adf.h):
+// zero there, analytic inside, with exact derivatives to fourth order. The exact distance above
+// has kinks inside and is not used there.
+//
 // Without VTK (JETPDE_HAVE_VTK_STL unset) stl() is a UserError saying so.
 #pragma once
 
@@ -24,6 +29,7 @@
 #include <string>
 
 #include "geometry/geometry.h"
+#include "geometry/mesh_adf.h"
 
 namespace jetpde::geometry {
 
@@ -36,6 +42,11 @@ class StlMesh final : public Geometry {
 
   const std::string& path() const { return path_; }
   std::size_t triangles() const;
+  // The smooth approximate distance (geometry/mesh_adf.h) to the whole surface, or to the
+  // piece of it where `piece` (a predicate, `z < 0.01`) holds at a triangle's vertices and
+  // centroid, built on first use for each piece (thread-safe): the automatic D of a hard
+  // constraint on an STL part. UserError for a predicate that does not parse or selects none.
+  const MeshAdf& smooth_distance(const std::string& piece = "") const;
 
   std::string describe() const override;
   Bounds bounds() const override;

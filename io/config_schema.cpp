@@ -228,7 +228,10 @@ Ptr build_schema() {
              {key("field", T::string, "u", "The field."),
               key("value", T::string, "0", "g: the field's value where D = 0."),
               key("on", T::string, "",
-                  "Pieces for an automatic D (comma-separated; empty: the whole boundary)."),
+                  "Pieces for an automatic D (comma-separated; empty: the whole boundary): on "
+                  "boxes, time products of boxes, disks, spheres, STL parts and their time "
+                  "products (a smooth approximate distance to the surface, or to the triangles "
+                  "where a predicate holds)."),
               key("distance", T::string, "", "D as an expression, instead of `on`.")}),
        group(
            "network", T::object, "The neural network.",

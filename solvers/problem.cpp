@@ -4,8 +4,10 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "autodiff/errors.h"
+#include "autodiff/jet.h"
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
 #include "equations/analysis.h"
@@ -13,6 +15,8 @@
 #include "equations/parser.h"
 #include "geometry/ball.h"
 #include "geometry/boundary.h"
+#include "geometry/stl.h"
+#include "geometry/time_product.h"
 #include "nn/detail/names.h"
 
 namespace jetpde::solvers {
@@ -37,13 +41,35 @@ constexpr const char* kInterior = "interior";
 constexpr const char* kPoints = "points";
 constexpr const char* kValues = "values";
 
+// hard_distance_ of a field whose D is the STL part's smooth distance: a given leaf (its streams
+// computed on the CPU per point set, autodiff/taylor.h), not an expression.
+constexpr const char* kMeshDistance = "#mesh";
+constexpr const char* kMeshTag = "adf";
+
 std::uint64_t term_seed(std::uint64_t seed, std::size_t term) {
   return seed * 0x9e3779b97f4a7c15ULL + 1000003ULL * (term + 1);
 }
 
+// The STL part of a domain that is one, or the space of a time product of one; else null.
+const geometry::StlMesh* mesh_of(const geometry::Geometry& g) {
+  if (const auto* tp = dynamic_cast<const geometry::TimeProduct*>(&g))
+    return dynamic_cast<const geometry::StlMesh*>(tp->space().get());
+  return dynamic_cast<const geometry::StlMesh*>(&g);
+}
+
+// A D that is the mesh distance, or that times an expression ("#mesh*(t/1)"): the expression.
+bool uses_mesh(const std::string& distance) { return distance.rfind(kMeshDistance, 0) == 0; }
+std::string mesh_factor(const std::string& distance) {
+  return distance.size() > std::string(kMeshDistance).size() + 1
+             ? distance.substr(std::string(kMeshDistance).size() + 1)
+             : "1";
+}
+
 // D for a hard constraint on the pieces `on` (comma-separated; see HardConstraint).
+// An STL part's piece given by a predicate goes to `mesh_piece` (D is then that piece's mesh
+// distance).
 std::string automatic_distance(const geometry::Geometry& g, const equations::Context& ctx,
-                               const std::string& on) {
+                               const std::string& on, std::string& mesh_piece) {
   const geometry::Bounds b = g.bounds();
   const std::vector<std::string>& names = ctx.coordinate_names();
   const auto face = [&](std::size_t c, bool upper) {
@@ -61,6 +87,39 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
   const auto times = [&](const std::string& factor) {
     product += (product.empty() ? "" : "*") + factor;
   };
+  if (mesh_of(g)) {
+    // The smooth distance is to the whole surface of the part; a part of it would need the
+    // potential of its triangles alone, trimmed (Sukumar & Srivastava's R-functions): not done
+    // yet. In a time product, the time faces are factors as for boxes.
+    const int time = ctx.time_index();
+    bool surface = false, whole = false;  // the mesh distance; to the whole surface
+    std::string rest = on;
+    do {
+      const std::size_t comma = rest.find(',');
+      std::string piece = rest.substr(0, comma);
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+      piece.erase(0, piece.find_first_not_of(' '));
+      piece.erase(piece.find_last_not_of(' ') + 1);
+      if (piece.empty() || piece == "surface" || (piece == "spatial" && time >= 0)) {
+        surface = whole = true;
+        if (piece.empty() && time >= 0) times(slab(static_cast<std::size_t>(time)));
+      } else if ((piece == "initial" || piece == "final") && time >= 0) {
+        times(face(static_cast<std::size_t>(time), piece == "final"));
+      } else if (piece == "spatial" || piece == "initial" || piece == "final") {
+        throw UserError("no piece '" + piece + "' on " + g.describe() + ", which has no time");
+      } else {
+        // A predicate: the triangles where it holds (checked when the distance is built).
+        if (!mesh_piece.empty())
+          throw UserError("an STL part's automatic distance takes one predicate piece, not '" +
+                          mesh_piece + "' and '" + piece + "'");
+        mesh_piece = piece;
+        surface = true;
+      }
+    } while (!rest.empty());
+    if (whole) mesh_piece.clear();  // the product is zero on the union: the whole surface
+    if (!surface) return product;
+    return product.empty() ? kMeshDistance : std::string(kMeshDistance) + "*" + product;
+  }
   std::string rest = on;
   do {
     const std::size_t comma = rest.find(',');
@@ -77,9 +136,10 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
       continue;
     }
     if (!g.is_box())
-      throw UserError("no automatic distance on " + g.describe() +
-                      " (boxes, time products of boxes, disks and spheres have one): give "
-                      "`distance`");
+      throw UserError(
+          "no automatic distance on " + g.describe() +
+          " (boxes, time products of boxes, disks, spheres and STL parts have one): give "
+          "`distance`");
     const int time = ctx.time_index();
     if (piece.empty() || piece == "spatial") {
       for (std::size_t c = 0; c < names.size(); ++c)
@@ -136,8 +196,9 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
   check();
   prepare_hard_constraints();
   // The point sets are sampled once now: their counts fix the graph's shapes.
-  const Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
-  build_objective(build_graph(points), points);
+  Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
+  std::vector<LossTerm> terms = build_graph(points);
+  build_objective(std::move(terms), std::move(points));
 }
 
 void Problem::check() const {
@@ -167,6 +228,7 @@ void Problem::prepare_hard_constraints() {
   const equations::Context& ctx = spec_.math.context;
   hard_value_.assign(ctx.field_names().size(), "");
   hard_distance_.assign(ctx.field_names().size(), "");
+  hard_mesh_piece_.assign(ctx.field_names().size(), "");
   for (std::size_t h = 0; h < spec_.pinn.hard_constraints.size(); ++h) {
     const HardConstraint& hc = spec_.pinn.hard_constraints[h];
     const std::string label = "hard constraint " + std::to_string(h + 1) + " on '" + hc.field + "'";
@@ -177,10 +239,17 @@ void Problem::prepare_hard_constraints() {
     if (!hard_value_[static_cast<std::size_t>(f)].empty())
       throw SpecError(entry, label, "the field has a hard constraint already");
     try {
-      hard_distance_[static_cast<std::size_t>(f)] =
-          hc.distance.empty() ? automatic_distance(*spec_.math.domain, ctx, hc.on) : hc.distance;
-      // Both must parse as field-free expressions.
-      for (const std::string& text : {hc.value, hard_distance_[static_cast<std::size_t>(f)]}) {
+      const geometry::Geometry& domain = *spec_.math.domain;
+      std::string& d = hard_distance_[static_cast<std::size_t>(f)];
+      std::string& piece = hard_mesh_piece_[static_cast<std::size_t>(f)];
+      d = hc.distance.empty() ? automatic_distance(domain, ctx, hc.on, piece) : hc.distance;
+      // The piece's distance now, so that a predicate that selects no triangle is this entry's
+      // error (and the cost of the scale's search is setup's).
+      if (hc.distance.empty() && uses_mesh(d)) mesh_of(domain)->smooth_distance(piece);
+      // Both must parse as field-free expressions (of an automatic mesh distance, its factor; a
+      // given distance as it is, so "#mesh" there is no way to ask for the mesh's).
+      const std::string d_text = hc.distance.empty() && uses_mesh(d) ? mesh_factor(d) : d;
+      for (const std::string& text : {hc.value, d_text}) {
         const equations::Equation e = equations::parse(text, ctx);
         if (!equations::analyze(e, ctx).fields.empty())
           throw UserError("'" + text + "' uses a field: g and D depend on coordinates only");
@@ -360,13 +429,14 @@ std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
   return terms;
 }
 
-void Problem::build_objective(std::vector<LossTerm> terms, const Bindings& points) {
+void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
   std::vector<Var> params = network_->params();
   for (const equations::Symbol* s : spec_.math.context.symbols(equations::SymbolKind::param)) {
     params.push_back(graph_->param(spec_.pinn.param_prefix + s->name, {1, 1}));
     pde_params_.push_back(s->name);
   }
   objective_ = std::make_unique<Objective>(std::move(terms), params, spec_.compile, *communicator_);
+  add_distances(points);
   objective_->set_inputs(points);
   // A chunked term's weight is shared by its chunks.
   std::vector<double> slot_weights;
@@ -385,7 +455,8 @@ Var Problem::fields_at(const nn::Network& net, Var at) const {
   for (std::size_t f = 0; f < hard_value_.size(); ++f)
     if (!hard_value_[f].empty()) {
       texts.push_back(hard_value_[f]);
-      texts.push_back(hard_distance_[f]);
+      texts.push_back(uses_mesh(hard_distance_[f]) ? mesh_factor(hard_distance_[f])
+                                                   : hard_distance_[f]);
     }
   if (texts.empty()) return raw;
   const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
@@ -400,10 +471,76 @@ Var Problem::fields_at(const nn::Network& net, Var at) const {
       columns.push_back(n);
       continue;
     }
-    columns.push_back(gd[k] + gd[k + 1] * n);
+    // The mesh distance is a given leaf of the points: bound by distance_bindings() wherever
+    // these points are bound.
+    const Var d =
+        uses_mesh(hard_distance_[f]) ? given_leaf(at, mesh_tag(f)) * gd[k + 1] : gd[k + 1];
+    columns.push_back(gd[k] + d * n);
     k += 2;
   }
   return columns.size() == 1 ? columns[0] : concat_cols(columns);
+}
+
+void Problem::add_distances(Bindings& points) const {
+  Bindings more;
+  for (const auto& [name, value] : points)
+    for (auto& [n, v] : distance_bindings(*graph_, name, value, distance_cache_))
+      more[n] = std::move(v);
+  for (auto& [n, v] : more) points[n] = std::move(v);
+}
+
+std::string Problem::mesh_tag(std::size_t field) const {
+  // Fields on the whole surface share one leaf; a piece's is its field's own.
+  return hard_mesh_piece_[field].empty() ? kMeshTag : kMeshTag + std::to_string(field);
+}
+
+Bindings Problem::distance_bindings(Graph& graph, const std::string& name, const MatrixD& points,
+                                    DistanceCaches& cache) const {
+  Bindings out;
+  const geometry::StlMesh* mesh = mesh_of(*spec_.math.domain);
+  if (!mesh) return out;
+  const std::vector<Var> inputs = graph.inputs();
+  std::set<std::string> done;
+  for (std::size_t f = 0; f < hard_distance_.size(); ++f) {
+    if (!uses_mesh(hard_distance_[f]) || !done.insert(mesh_tag(f)).second) continue;
+    const std::string leaf = given_leaf_name(name, mesh_tag(f));
+    if (std::none_of(inputs.begin(), inputs.end(),
+                     [&](const Var& v) { return v.node().attrs.name == leaf; }))
+      continue;  // these points' graph does not use D (a data term's points, say)
+    const std::vector<GivenStream> streams = given_streams(graph, leaf);
+    // The same points again (an evaluator's grid at every validation): the values of last time.
+    DistanceCache& cached = cache[leaf];
+    if (cached.streams == streams.size() && cached.points.rows() == points.rows() &&
+        cached.points.cols() == points.cols() && (cached.points == points).all()) {
+      for (const auto& [n, v] : cached.bindings) out[n] = v;
+      continue;
+    }
+    // The jets to the highest order any stream asks for (4 at most: the jet capacity in 3D),
+    // over the spatial columns: D does not depend on a time product's time (the last column),
+    // so a term with a time derivative is zero.
+    int order = 0;
+    for (const GivenStream& s : streams)
+      for (const auto& [alpha, w] : s.terms)
+        if (alpha.size() == 3 || alpha[3] == 0) order = std::max(order, degree(alpha));
+    if (order > 4)
+      throw UserError("hard constraint on " + mesh->describe() + ": the equations need order " +
+                      std::to_string(order) +
+                      " derivatives of the smooth distance, which has them to order 4");
+    const JetAlgebra jets(3, order);
+    const MatrixD c = mesh->smooth_distance(hard_mesh_piece_[f]).jets(points.leftCols(3), order);
+    Bindings mine;
+    mine[leaf] = c.col(0);
+    for (const GivenStream& s : streams) {
+      MatrixD v = MatrixD::Zero(points.rows(), 1);
+      for (const auto& [alpha, w] : s.terms)
+        if (alpha.size() == 3 || alpha[3] == 0)
+          v.col(0) += w * c.col(jets.key_of({alpha[0], alpha[1], alpha[2]}));
+      mine[s.input] = std::move(v);
+    }
+    for (const auto& [n, v] : mine) out[n] = v;
+    cached = {points, streams.size(), std::move(mine)};
+  }
+  return out;
 }
 
 Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
@@ -452,6 +589,7 @@ void Problem::run(Program& p, const Eigen::VectorXd& theta, const MatrixD& point
                   const MatrixD* values) const {
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) p.exe->set(n, value);
   p.exe->set(kPoints, points);
+  p.exe->set(distance_bindings(*p.graph, kPoints, points, p.distances));
   if (p.values) p.exe->set(kValues, *values);
   p.exe->run();
 }
@@ -552,7 +690,11 @@ MatrixD Problem::evaluate_expressions_given(
   return result;
 }
 
-Bindings Problem::resample(std::uint64_t seed) const { return sample(seed, /*with_data=*/false); }
+Bindings Problem::resample(std::uint64_t seed) const {
+  Bindings out = sample(seed, /*with_data=*/false);
+  add_distances(out);
+  return out;
+}
 
 Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates,
                                     std::uint64_t seed, double k, double c) {
@@ -599,7 +741,9 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   MatrixD picked(n, pool.cols());
   for (Eigen::Index i = 0; i < n; ++i)
     picked.row(i) = pool.row(chosen[static_cast<std::size_t>(i)]);
-  return {{kInterior, picked}};
+  Bindings out{{kInterior, picked}};
+  add_distances(out);
+  return out;
 }
 
 }  // namespace jetpde::solvers

@@ -91,12 +91,21 @@ class Problem {
   std::size_t cached_programs() const { return programs_.size(); }
 
  private:
+  // The last values of the mesh distance's given leaves and streams, by leaf: the same points
+  // bound again (an evaluator's grid at every validation) are not computed again.
+  struct DistanceCache {
+    MatrixD points;
+    std::size_t streams = 0;
+    Bindings bindings;
+  };
+  using DistanceCaches = std::map<std::string, DistanceCache>;
   // An evaluation program on its own graph: input "points" [m, coordinates] (and "values" for
   // evaluate_expressions_given), the network's and the trainable constants' params by name.
   struct Program {
     std::unique_ptr<Graph> graph;
     std::unique_ptr<compiler::Executable> exe;
-    bool values = false;  // has the input "values"
+    bool values = false;       // has the input "values"
+    DistanceCaches distances;  // its points' mesh distances, last time
   };
   // The outputs of a program from its graph's network and points input.
   using ProgramBuilder = std::function<std::vector<Var>(const nn::Network&, Var points)>;
@@ -112,17 +121,25 @@ class Problem {
   // The network on graph_, and one loss term per equation and per condition on `points`.
   std::vector<LossTerm> build_graph(const Bindings& points);
   // The objective of `terms` with the trainable constants, bound to `points`, with the weights.
-  void build_objective(std::vector<LossTerm> terms, const Bindings& points);
+  void build_objective(std::vector<LossTerm> terms, Bindings points);
 
   // The fields at the points of input `at`, [n, fields], from `net`, hard constraints applied.
   Var fields_at(const nn::Network& net, Var at) const;
   MatrixD interior_points(std::uint64_t seed) const;
   void sample_condition(std::size_t k, std::uint64_t seed, Bindings& out) const;
+  // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
+  // to the input `name` of `graph`: empty when no hard constraint uses it or that input's graph
+  // does not.
+  Bindings distance_bindings(Graph& graph, const std::string& name, const MatrixD& points,
+                             DistanceCaches& cache) const;
+  // distance_bindings of every point set in `points` (inputs of the training graph), added to it.
+  void add_distances(Bindings& points) const;
+  std::string mesh_tag(std::size_t field) const;  // the tag of its mesh distance's given leaf
   // The cached program for `key`, built by `build` on a fresh graph for `rows` points when not
   // cached (then the least recently used one is dropped when the cache is full).
   Program& program(const std::string& key, Eigen::Index rows, Eigen::Index value_columns,
                    const ProgramBuilder& build);
-  // Binds theta and `points` (and `values`) to `p` and runs it.
+  // Binds theta and `points` (with their mesh distances) and `values` to `p` and runs it.
   void run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,
            const MatrixD* values = nullptr) const;
 
@@ -133,9 +150,11 @@ class Problem {
   std::unique_ptr<nn::Network> network_;
   std::vector<std::string> pde_params_;                  // trainable constants, by name
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
-  std::vector<double> term_weights_;                     // per loss term, from the spec
+  std::vector<std::string> hard_mesh_piece_;  // per field: the STL piece's predicate ("": all)
+  std::vector<double> term_weights_;          // per loss term, from the spec
   std::unique_ptr<Objective> objective_;
   std::list<std::pair<std::string, Program>> programs_;  // most recently used first
+  mutable DistanceCaches distance_cache_;                // the training graph's point sets
 };
 
 }  // namespace jetpde::solvers

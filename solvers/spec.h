@@ -169,7 +169,16 @@ void check_mathematics(const Mathematics& math);
 //   "initial"     the initial face of a time product: (t - t0) / (t1 - t0)
 //   a face name   of a box ("left", "x_min", ...): the normalized distance to that face
 // For a box, the whole boundary is the product over the coordinates of (c - lo)(hi - c) / (L/2)^2;
-// for a disk or sphere (r^2 - |x - c|^2) / r^2. Other shapes need `distance`.
+// for a disk or sphere (r^2 - |x - c|^2) / r^2. For an STL part (the whole surface: on "" or
+// "surface"), the mesh's smooth approximate distance (geometry/mesh_adf.h; 1 at its maximum): not
+// an expression but a given leaf of each point set (autodiff/taylor.h), its value and the
+// derivative streams the equations need (to order 4) computed on the CPU in double whenever
+// that point set is bound: at construction, by resample() and adaptive_interior(), and by the
+// evaluators. A predicate piece (on: "z == 0") takes the distance to the triangles whose
+// vertices and centroid satisfy it (so a piece that cuts through triangles is rounded to whole
+// ones; one predicate per constraint). In a time product of an STL part, "spatial" is the
+// distance, "initial" and "final" the time faces' factors as for boxes, "" all three. Other
+// shapes need `distance`.
 struct HardConstraint {
   std::string field = "u";
   std::string value = "0";  // g: what the field equals where D = 0

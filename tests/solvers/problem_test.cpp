@@ -284,11 +284,11 @@ TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
     ProblemSpec bad = spec;
     bad.math.domain =
         geometry::subtract(geometry::rectangle({0, 0}, {1, 1}), geometry::disk({0.5, 0.5}, 0.2));
-    expect_user_error([&] { Problem{bad}; },
-                      "hard constraint 1 on 'u': no automatic distance on " +
-                          bad.math.domain->describe() +
-                          " (boxes, time products of boxes, disks and spheres have one): give "
-                          "`distance`");
+    expect_user_error(
+        [&] { Problem{bad}; },
+        "hard constraint 1 on 'u': no automatic distance on " + bad.math.domain->describe() +
+            " (boxes, time products of boxes, disks, spheres and STL parts have one): give "
+            "`distance`");
     bad = spec;
     bad.pinn.hard_constraints = {{.field = "u", .value = "u_x"}};
     EXPECT_THROW(Problem{bad}, UserError);
