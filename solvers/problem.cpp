@@ -295,7 +295,7 @@ void Problem::sample_condition(std::size_t k, std::uint64_t seed, Bindings& out)
   switch (kind.points) {
     case ConditionPoints::data:
       out[points_name(k)] = c.data_points;
-      out[part_name(k, kValues)] = c.data_values;
+      out[part_name(k, "values")] = c.data_values;
       return;
     case ConditionPoints::periodic_pairs: {
       const int ci = domain.coordinate_index(c.coordinate);
@@ -357,76 +357,79 @@ Bindings Problem::sample(std::uint64_t seed, bool with_data) const {
   return out;
 }
 
+std::vector<Var> Problem::lower_at(const nn::Network& net, Var at,
+                                   const std::vector<equations::Equation>& eqs, Var normal) const {
+  const equations::Context& ctx = spec_.math.context;
+  Taylor taylor(equations::plan_for(eqs, ctx, at));  // its own plan: only what these need
+  return equations::lower(eqs, ctx,
+                          {.coordinates = at,
+                           .outputs = fields_at(net, at),
+                           .normal = normal,
+                           .param_prefix = spec_.pinn.param_prefix},
+                          taylor);
+}
+
 std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
-  const Mathematics& m = spec_.math;
-  const equations::Context& ctx = m.context;
+  const equations::Context& ctx = spec_.math.context;
   graph_ = std::make_unique<Graph>(DType::f64);
-  Graph& g = *graph_;
   network_spec_ = spec_.pinn.network;
   network_spec_.inputs = static_cast<int>(ctx.coordinate_names().size());
   network_spec_.outputs = static_cast<int>(ctx.field_names().size());
-  network_ = std::make_unique<nn::Network>(g, network_spec_);
-
-  // Every term's residual from its own points and Taylor plan.
-  const auto lower = [&](Var at, const std::vector<equations::Equation>& eqs, Var normal) {
-    Taylor taylor(equations::plan_for(eqs, ctx, at));
-    return equations::lower(eqs, ctx,
-                            {.coordinates = at,
-                             .outputs = fields_at(*network_, at),
-                             .normal = normal,
-                             .param_prefix = spec_.pinn.param_prefix},
-                            taylor);
-  };
-  const auto input_like = [&](const std::string& name) {
-    const MatrixD& v = points.at(name);
-    return g.input(name, {v.rows(), v.cols()});
-  };
+  network_ = std::make_unique<nn::Network>(*graph_, network_spec_);
   std::vector<LossTerm> terms;
   term_weights_.clear();
-  const std::vector<Var> r =
-      lower(input_like(kInterior), equations::parse_all(m.equations, ctx), Var{});
+  const std::vector<std::string>& names = spec_.math.equation_names;
+  const std::vector<Var> r = lower_at(*network_, input_like(points, kInterior),
+                                      equations::parse_all(spec_.math.equations, ctx));
   for (std::size_t e = 0; e < r.size(); ++e) {
-    const std::string name = !m.equation_names.empty() ? m.equation_names[e]
-                             : r.size() == 1           ? "pde"
-                                                       : "pde" + std::to_string(e + 1);
-    terms.push_back({name, r[e], spec_.pinn.time_chunks});
+    terms.push_back({!names.empty()  ? names[e]
+                     : r.size() == 1 ? "pde"
+                                     : "pde" + std::to_string(e + 1),
+                     r[e], spec_.pinn.time_chunks});
     term_weights_.push_back(spec_.pinn.equation_weights.empty() ? 1.0
                                                                 : spec_.pinn.equation_weights[e]);
   }
-  for (std::size_t k = 0; k < m.conditions.size(); ++k) {
-    const Condition& c = m.conditions[k];
-    const ConditionKind& kind = condition_kind(c.kind);
-    const std::string name =
-        c.name.empty()
-            ? std::string(kind.name) + "_" + (kind.takes_field ? c.field : std::to_string(k + 1))
-            : c.name;
-    const Var at = input_like(points_name(k));
-    const Var normal = kind.needs_normals ? input_like(normals_name(k)) : Var{};
-    const ConditionGraph cg{
-        .condition = c,
-        .index = k,
-        .context = ctx,
-        .points = at,
-        .normals = normal,
-        .input = [&](const std::string& what) { return input_like(part_name(k, what)); },
-        .fields = [&](Var x) { return fields_at(*network_, x); },
-        .lower = [&](Var x, const std::vector<std::string>& texts,
-                     Var n) { return lower(x, equations::parse_all(texts, ctx), n); },
-        .lower_here =
-            [&](const std::string& text) {
-              return lower(at, {equations::parse(text, ctx, name)}, normal)[0];
-            }};
-    Var residual;
-    try {
-      residual = kind.residual(cg);
-    } catch (const UserError& e) {
-      throw SpecError("conditions[" + std::to_string(k) + "]",
-                      "condition " + std::to_string(k + 1) + " ('" + name + "')", e.what());
-    }
-    terms.push_back({name, residual, 1});
+  for (std::size_t k = 0; k < spec_.math.conditions.size(); ++k) {
+    terms.push_back(condition_term(k, points));
     term_weights_.push_back(spec_.pinn.condition(k).weight);
   }
   return terms;
+}
+
+Var Problem::input_like(const Bindings& points, const std::string& name) {
+  const MatrixD& v = points.at(name);
+  return graph_->input(name, {v.rows(), v.cols()});
+}
+
+LossTerm Problem::condition_term(std::size_t k, const Bindings& points) {
+  const equations::Context& ctx = spec_.math.context;
+  const Condition& c = spec_.math.conditions[k];
+  const ConditionKind& kind = condition_kind(c.kind);
+  const std::string name = c.name.empty() ? std::string(kind.name) + "_" +
+                                                (kind.takes_field ? c.field : std::to_string(k + 1))
+                                          : c.name;
+  const Var at = input_like(points, points_name(k));
+  const Var normal = kind.needs_normals ? input_like(points, normals_name(k)) : Var{};
+  const ConditionGraph graph{
+      .condition = c,
+      .index = k,
+      .context = ctx,
+      .points = at,
+      .normals = normal,
+      .input = [&](const std::string& what) { return input_like(points, part_name(k, what)); },
+      .fields = [&](Var x) { return fields_at(*network_, x); },
+      .lower = [&](Var x, const std::vector<std::string>& texts,
+                   Var n) { return lower_at(*network_, x, equations::parse_all(texts, ctx), n); },
+      .lower_here =
+          [&](const std::string& text) {
+            return lower_at(*network_, at, {equations::parse(text, ctx, name)}, normal)[0];
+          }};
+  try {
+    return {name, kind.residual(graph), 1};
+  } catch (const UserError& e) {
+    throw SpecError("conditions[" + std::to_string(k) + "]",
+                    "condition " + std::to_string(k + 1) + " ('" + name + "')", e.what());
+  }
 }
 
 void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
@@ -611,13 +614,7 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
   const std::string key =
       "expressions\n" + std::to_string(at.rows()) + "\n" + joined(expressions, "\n");
   Program& p = program(key, at.rows(), 0, [&](const nn::Network& net, Var points) {
-    const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
-    Taylor taylor(equations::plan_for(eqs, ctx, points));
-    std::vector<Var> out = equations::lower(eqs, ctx,
-                                            {.coordinates = points,
-                                             .outputs = fields_at(net, points),
-                                             .param_prefix = spec_.pinn.param_prefix},
-                                            taylor);
+    std::vector<Var> out = lower_at(net, points, equations::parse_all(expressions, ctx));
     broadcast_rows(out, at.rows());
     return out;
   });
@@ -708,17 +705,10 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0) ^ 0x5bd1e995ULL;
   const MatrixD pool =
       geometry::sample_interior(*m.domain, static_cast<std::size_t>(candidates), o).points;
-  Program& p = program(
-      "candidates\n" + std::to_string(pool.rows()), pool.rows(), 0,
-      [&](const nn::Network& net, Var at) {
-        const std::vector<equations::Equation> eqs{equations::parse(m.equations[0], m.context)};
-        Taylor taylor(equations::plan_for(eqs, m.context, at));
-        return std::vector<Var>{equations::lower(eqs[0], m.context,
-                                                 {.coordinates = at,
-                                                  .outputs = fields_at(net, at),
-                                                  .param_prefix = spec_.pinn.param_prefix},
-                                                 taylor)};
-      });
+  Program& p = program("candidates\n" + std::to_string(pool.rows()), pool.rows(), 0,
+                       [&](const nn::Network& net, Var at) {
+                         return lower_at(net, at, {equations::parse(m.equations[0], m.context)});
+                       });
   run(p, theta, pool);
   const MatrixD r = p.exe->output(0).abs().pow(k);
   const double mean = r.mean();

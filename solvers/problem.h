@@ -31,6 +31,7 @@
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
 #include "compiler/executable.h"
+#include "equations/parser.h"
 #include "nn/network.h"
 #include "solvers/communicator.h"
 #include "solvers/objective.h"
@@ -120,11 +121,19 @@ class Problem {
   Bindings sample(std::uint64_t seed, bool with_data) const;
   // The network on graph_, and one loss term per equation and per condition on `points`.
   std::vector<LossTerm> build_graph(const Bindings& points);
+  // Condition k's loss term: its kind's residual builder on its inputs (SpecError naming it).
+  LossTerm condition_term(std::size_t k, const Bindings& points);
+  // graph_'s input for the point set `name` of `points`, of its shape.
+  Var input_like(const Bindings& points, const std::string& name);
   // The objective of `terms` with the trainable constants, bound to `points`, with the weights.
   void build_objective(std::vector<LossTerm> terms, Bindings points);
 
   // The fields at the points of input `at`, [n, fields], from `net`, hard constraints applied.
   Var fields_at(const nn::Network& net, Var at) const;
+  // Expressions of those fields at `at` (with `normal` as n when given), through their own
+  // Taylor plan: a residual, a condition's expression, an evaluated quantity.
+  std::vector<Var> lower_at(const nn::Network& net, Var at,
+                            const std::vector<equations::Equation>& eqs, Var normal = {}) const;
   MatrixD interior_points(std::uint64_t seed) const;
   void sample_condition(std::size_t k, std::uint64_t seed, Bindings& out) const;
   // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
