@@ -1,7 +1,7 @@
-// Reverse mode (docs/design.md section 6) as a graph-to-graph transform: walks the graph backwards from
-// a scalar loss, applies each primitive's transpose rule and accumulates adjoints. Symbolic zeros
-// are never built, and only nodes that depend on a `wrt` node get an adjoint. The result is an
-// ordinary graph (Taylor streams included), which the compiler optimizes like any other.
+// Reverse mode (docs/design.md section 6) as a graph-to-graph transform: walks the graph backwards
+// from a scalar loss, applies each primitive's transpose rule and accumulates adjoints. Symbolic
+// zeros are never built, and only nodes that depend on a `wrt` node get an adjoint. The result is
+// an ordinary graph (Taylor streams included), which the compiler optimizes like any other.
 #pragma once
 
 #include <span>

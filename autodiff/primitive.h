@@ -1,5 +1,5 @@
-// One record per primitive (docs/design.md section 4): arity, shape rule, reference evaluation, Taylor
-// rule, transpose rule and the C expression the renderers print. Adding an op means adding a
+// One record per primitive (docs/design.md section 4): arity, shape rule, reference evaluation,
+// Taylor rule, transpose rule and the C expression the renderers print. Adding an op means adding a
 // record in primitives.cpp and a row in tests/autodiff/primitives_test.cpp, nothing scattered.
 #pragma once
 

@@ -5,9 +5,9 @@
 // sum (a Laplacian, a biharmonic). It takes the downward closure C of the partials: every
 // multi-index β ≤ some requested α. Each node then carries one stream per β ∈ C holding the
 // normalized Taylor coefficient c_β = ∂^β f / β!, plus one stream per collapsed sum
-// s = Σ u_α α! c_α (docs/design.md section 5: "forward Laplacian"), which needs only the strictly lower
-// coefficients of its terms. Streams are graph nodes built by each primitive's Taylor rule, so
-// the result is an ordinary graph that the interpreter, `grad` and the compiler take as it is.
+// s = Σ u_α α! c_α (docs/design.md section 5: "forward Laplacian"), which needs only the strictly
+// lower coefficients of its terms. Streams are graph nodes built by each primitive's Taylor rule,
+// so the result is an ordinary graph that the interpreter, `grad` and the compiler take as it is.
 //
 // Zero-aware: a stream known to be zero is not a node at all. Streams may keep a broadcastable
 // shape: on the first layer, the streams of x W + b are rows of W ([1, width]), not [n, width].

@@ -1,5 +1,5 @@
-// The compiler's passes, one file each (docs/design.md section 7). Each takes a module and returns a
-// new one computing the same outputs; `pipeline.h` runs them in order.
+// The compiler's passes, one file each (docs/design.md section 7). Each takes a module and returns
+// a new one computing the same outputs; `pipeline.h` runs them in order.
 #pragma once
 
 #include <string>

@@ -1,4 +1,5 @@
-// Mixed precision (docs/design.md section 8): gives every node a dtype by the policy and inserts casts.
+// Mixed precision (docs/design.md section 8): gives every node a dtype by the policy and inserts
+// casts.
 //
 //   fp64  every leaf in f64: the oracle.
 //   fp32  every leaf in f32: the default.

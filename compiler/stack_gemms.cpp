@@ -1,5 +1,5 @@
-// GEMM stacking (docs/design.md section 7, step 3): matmuls that share a weight become one GEMM over
-// stacked rows, forward and backward.
+// GEMM stacking (docs/design.md section 7, step 3): matmuls that share a weight become one GEMM
+// over stacked rows, forward and backward.
 //
 // Taylor mode multiplies every stream of a layer by the same weight: z_α = h_α W for all α, and
 // reverse mode mirrors it: ∂h_α = ∂z_α Wᵀ, and ∂W = Σ_α h_αᵀ ∂z_α. One GEMM over S·n rows runs

@@ -1,7 +1,7 @@
-// A run described by a YAML config (docs/design.md section 10): the file is checked against the schema
-// (config_schema.h), `--set` overrides are applied, defaults are filled in, and the result becomes
-// a solvers::ProblemSpec, the trainer's stages and weighting, the reference to measure against and
-// what to write.
+// A run described by a YAML config (docs/design.md section 10): the file is checked against the
+// schema (config_schema.h), `--set` overrides are applied, defaults are filled in, and the result
+// becomes a solvers::ProblemSpec, the trainer's stages and weighting, the reference to measure
+// against and what to write.
 //
 //   io::RunConfig run = io::load_run_config("examples/burgers.yaml",
 //   {"training.stages.0.steps=50"}); solvers::Problem problem(run.spec);

@@ -296,7 +296,8 @@ Ptr build_schema() {
               at_least(0, key("points", T::integer, "0",
                               "Validation points for an exact solution: this many, sampled in the "
                               "domain (sobol, seeded by `seed`); 0: a grid up to 3 dimensions "
-                              "(256, 101x101 or 31x31x31 points, times 101 time levels), 100000 "
+                              "(256, 101x101 or 31x31x31 points, times 101 time levels; of a "
+                              "domain that is not a box, the grid's points in it), 100000 "
                               "sampled points above. Checked against the memory available before "
                               "training.")),
               key("metrics", T::table, "",

@@ -80,7 +80,20 @@ MatrixD validation_set(const Reference& ref, const Mathematics& math, std::uint6
   std::vector<double> times;
   const MatrixD grid =
       spatial_grid(*math.domain, validation_grid(math, has_time), has_time, &dims, &times);
-  return with_times(grid, times);
+  const MatrixD all = with_times(grid, times);
+  if (math.domain->is_box()) return all;
+  // The grid spans the bounding box; the error is measured in the closed domain only (a hole,
+  // the corners around a disk or an STL part are not trained, and would dominate it).
+  const MatrixD d = math.domain->signed_distance(all);
+  const auto count = static_cast<Eigen::Index>((d.array() <= 0).count());
+  if (count == 0)  // a domain too thin for the grid: points sampled in it instead
+    return geometry::sample_interior(*math.domain, static_cast<std::size_t>(n),
+                                     {.method = geometry::SampleMethod::sobol, .seed = seed})
+        .points;
+  MatrixD inside(count, all.cols());
+  for (Eigen::Index i = 0, k = 0; i < all.rows(); ++i)
+    if (d(i, 0) <= 0) inside.row(k++) = all.row(i);
+  return inside;
 }
 
 // f over the rows of `points` (and of `rows`, the same count, when given) in blocks of

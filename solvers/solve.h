@@ -60,8 +60,9 @@ struct Reference {
   std::optional<PointData> data;                   // validated at its own points
   int every = 0;
   // Points of an exact-solution validation: 0, a grid in up to 3 dimensions (time included:
-  // 256, 101 x 101 or 31^3 spatial points, 101 time levels), else 100000 sampled ones; > 0 that
-  // many sampled (Sobol, from the seed).
+  // 256, 101 x 101 or 31^3 spatial points over the bounding box, 101 time levels; of a domain
+  // that is not a box only the points in it), else 100000 sampled ones; > 0 that many sampled
+  // (Sobol, from the seed).
   int points = 0;
   // name -> an expression of the fields: NAME_rel_l2 and NAME_max_abs of it against the same
   // expression of the reference (an exact solution's expressions substituted, derivatives

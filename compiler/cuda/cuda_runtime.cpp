@@ -1,10 +1,10 @@
-// The CUDA backend's runtime (docs/design.md section 7): one device allocation holding the arena and
-// the renderer's scratch, kernels compiled by NVRTC and loaded through the CUDA runtime's library
-// API (cudaLibraryLoadData, so that nothing links libcuda.so and a program starts where no driver
-// is installed), GEMMs by cuBLAS, every step in order on one stream. The PTX is for the device's
-// own compute capability (the driver compiles it at load) and is cached where the CPU backend
-// caches (CompileOptions::cpu.cache_dir). run() returns when the device is done; errors from the
-// CUDA runtime or cuBLAS are UserErrors naming the call.
+// The CUDA backend's runtime (docs/design.md section 7): one device allocation holding the arena
+// and the renderer's scratch, kernels compiled by NVRTC and loaded through the CUDA runtime's
+// library API (cudaLibraryLoadData, so that nothing links libcuda.so and a program starts where no
+// driver is installed), GEMMs by cuBLAS, every step in order on one stream. The PTX is for the
+// device's own compute capability (the driver compiles it at load) and is cached where the CPU
+// backend caches (CompileOptions::cpu.cache_dir). run() returns when the device is done; errors
+// from the CUDA runtime or cuBLAS are UserErrors naming the call.
 //
 // It registers itself for Backend::cuda from a static initializer; the library is linked whole
 // (jetpde::compiler_backends) so that the linker keeps it although nothing names it.

@@ -1,4 +1,5 @@
-// The CUDA renderer (docs/design.md section 7, step 7): a kernel program's kernels as CUDA C for NVRTC.
+// The CUDA renderer (docs/design.md section 7, step 7): a kernel program's kernels as CUDA C for
+// NVRTC.
 //
 // It shares the C renderer's op table and value printer (c_value_expression, c_element, c_literal,
 // c_type) and differs only in how a kernel's domain [rows, cols] is spread over threads and how

@@ -1,4 +1,5 @@
-// Every user error of the autodiff core has a test asserting its message (docs/design.md section 12).
+// Every user error of the autodiff core has a test asserting its message (docs/design.md section
+// 12).
 #include <gtest/gtest.h>
 
 #include "tests/support/user_error.h"

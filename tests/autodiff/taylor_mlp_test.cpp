@@ -1,5 +1,5 @@
-// Whole networks (docs/design.md section 12): every derivative up to order 6 in one variable, and every
-// mixed partial up to total order 4 in 2 and 3 variables, of random MLPs, in f64 against an
+// Whole networks (docs/design.md section 12): every derivative up to order 6 in one variable, and
+// every mixed partial up to total order 4 in 2 and 3 variables, of random MLPs, in f64 against an
 // independent quad-precision reference (tests/support/nested_dual.h), within 1e-12 relative.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Precision policies (docs/design.md section 8): derivatives of orders 1 to 6 of a tanh MLP under each
-// policy, compiled, against the f64 interpreter. The printed table is the accuracy report.
+// Precision policies (docs/design.md section 8): derivatives of orders 1 to 6 of a tanh MLP under
+// each policy, compiled, against the f64 interpreter. The printed table is the accuracy report.
 #include <gtest/gtest.h>
 
 #include <iomanip>

@@ -75,7 +75,8 @@ TEST(Analysis, BiharmonicIsCollapsed) {
   const Needs needs = analyze(pde.equations, pde.context);
   EXPECT_TRUE(needs.fields.at("u").biharmonic);
   EXPECT_EQ(needs.max_order, 4);
-  EXPECT_EQ(library_plan(pde).stream_count(), 11);  // docs/design.md section 5: 2-D biharmonic, 11 collapsed
+  EXPECT_EQ(library_plan(pde).stream_count(),
+            11);  // docs/design.md section 5: 2-D biharmonic, 11 collapsed
 }
 
 TEST(Analysis, Poisson32dNeeds34Streams) {

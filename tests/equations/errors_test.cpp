@@ -1,4 +1,5 @@
-// Every user error of the expression language, with its message and column (docs/design.md section 12).
+// Every user error of the expression language, with its message and column (docs/design.md section
+// 12).
 #include <gtest/gtest.h>
 
 #include "equations/context.h"

@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "compiler/cpu_gemm.h"
+#include "geometry/ball.h"
 #include "geometry/box.h"
 #include "solvers/solve.h"
 #include "tests/support/user_error.h"
@@ -131,6 +132,32 @@ TEST(Solve, MetricsOfAnExactSolutionAsExpressionsAndDerivedMetrics) {
   for (const char* m : {"rel_l2", "max_abs", "ux_rel_l2", "ux_max_abs"})
     EXPECT_EQ(s.metrics().count(m), 1u) << m;
   expect_user_error([&] { solver.run(); }, "Solver::run: called twice (a Solver solves once)");
+}
+
+// The grid of an exact-solution validation keeps only the points in a domain that is not a
+// box: on the unit disk, the 101 x 101 grid over [-1, 1]^2 has 7845 of its 10201 points within
+// radius 1 (the corners are not trained, and would dominate the error).
+TEST(Solve, AValidationGridKeepsThePointsInTheDomain) {
+  ProblemSpec spec = poisson_spec();
+  spec.math.domain = geometry::disk({0, 0}, 1);
+  spec.math.equations = {"-laplacian(u) = 4"};
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "1 - x^2 - y^2"}};
+  spec.pinn.conditions = {{.points = 32}};
+  SolveOptions o = adam(2);
+  o.reference.expressions = {{"u", "1 - x^2 - y^2"}};
+  Solver solver(std::make_unique<Problem>(spec), o);
+  long long inside = 0;  // grid point (i, j) is at (i - 50, j - 50) / 50: counted in integers
+  for (int i = 0; i < 101; ++i)
+    for (int j = 0; j < 101; ++j) inside += (i - 50) * (i - 50) + (j - 50) * (j - 50) <= 2500;
+  EXPECT_EQ(solver.validation_points(), inside);
+  EXPECT_LT(inside, 101 * 101);
+  // A box keeps its whole grid.
+  Solver box(std::make_unique<Problem>(poisson_spec()), [] {
+    SolveOptions b = adam(2);
+    b.reference.expressions = {{"u", "sin(pi*x)*sin(pi*y)"}};
+    return b;
+  }());
+  EXPECT_EQ(box.validation_points(), 101 * 101);
 }
 
 TEST(Solve, ACallbackReturningFalseStopsIt) {
