@@ -242,12 +242,12 @@ int eval(const EvalArgs& a) {
   }
   io::LoadedRun run = load(a.run_dir, a.load);
   set_threads(run.config.threads);
-  const std::vector<std::string>& coords = run.config.spec.domain->coordinate_names();
+  const std::vector<std::string>& coords = run.config.spec.math.domain->coordinate_names();
   const MatrixD points = read_points(a.points, coords);
   const std::vector<std::string> names =
-      a.fields.empty() ? run.config.spec.context.field_names() : a.fields;
+      a.fields.empty() ? run.config.spec.math.context.field_names() : a.fields;
   for (const std::string& f : names) try {
-      equations::parse(f, run.config.spec.context);
+      equations::parse(f, run.config.spec.math.context);
     } catch (const UserError& e) {
       throw UserError("--fields: " + std::string(e.what()));
     }

@@ -302,8 +302,8 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
                    std::vector<std::string>& library_texts,
                    std::vector<std::string>& library_names) {
   solvers::ProblemSpec& spec = run.spec;
-  std::vector<std::string> coords = spec.domain->coordinate_names();
-  const auto* tp = dynamic_cast<const geometry::TimeProduct*>(spec.domain.get());
+  std::vector<std::string> coords = spec.math.domain->coordinate_names();
+  const auto* tp = dynamic_cast<const geometry::TimeProduct*>(spec.math.domain.get());
   std::string time_name = tp ? coords.back() : "";
   if (tp) coords.pop_back();
   const YAML::Node eqs = c["equations"];
@@ -329,10 +329,10 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
                                          {trainable.begin(), trainable.end()});
     });
     std::vector<std::string> lib_coords = pde.context.coordinate_names();
-    if (lib_coords != spec.domain->coordinate_names()) {
+    if (lib_coords != spec.math.domain->coordinate_names()) {
       std::string a, b;
       for (const auto& s : lib_coords) a += (a.empty() ? "" : ", ") + s;
-      for (const auto& s : spec.domain->coordinate_names()) b += (b.empty() ? "" : ", ") + s;
+      for (const auto& s : spec.math.domain->coordinate_names()) b += (b.empty() ? "" : ", ") + s;
       r.fail(e["library"], path + ".library",
              "the equation's coordinates are (" + a + ") but the geometry's are (" + b +
                  "): set geometry.coordinates / geometry.time, or the library's dim/steady");
@@ -341,13 +341,13 @@ void build_context(const Reader& r, const YAML::Node& c, RunConfig& run,
       r.fail(c["fields"], "fields",
              "the library equation '" + e["library"].as<std::string>() +
                  "' has its own fields; leave `fields` out");
-    spec.context = pde.context;
+    spec.math.context = pde.context;
     for (const auto& eq : pde.equations) {
       library_texts.push_back(eq.text);
       library_names.push_back(eq.name);
     }
   }
-  equations::Context& ctx = spec.context;
+  equations::Context& ctx = spec.math.context;
   if (library_entries == 0) {
     const std::vector<std::string> fields =
         c["fields"] ? texts(c["fields"]) : std::vector<std::string>{"u"};
@@ -390,30 +390,30 @@ void build_equations(const Reader& r, const YAML::Node& c, RunConfig& run,
     } else {
       these = {e["expression"].as<std::string>()};
       r.at(e["expression"], path + ".expression",
-           [&] { equations::parse(these[0], spec.context); });
+           [&] { equations::parse(these[0], spec.math.context); });
     }
     for (std::size_t k = 0; k < these.size(); ++k) {
-      spec.equations.push_back(these[k]);
-      spec.equation_weights.push_back(e["weight"].as<double>());
+      spec.math.equations.push_back(these[k]);
+      spec.pinn.equation_weights.push_back(e["weight"].as<double>());
       std::string name = e["name"] ? e["name"].as<std::string>() : "";
       if (!name.empty() && these.size() > 1) name += std::to_string(k + 1);
       if (name.empty() && k < labels.size()) name = labels[k];
       named = named || !name.empty();
-      spec.equation_names.push_back(name);
+      spec.math.equation_names.push_back(name);
     }
   }
   if (!named) {
-    spec.equation_names.clear();
+    spec.math.equation_names.clear();
   } else {
-    for (std::size_t i = 0; i < spec.equation_names.size(); ++i)
-      if (spec.equation_names[i].empty())
-        spec.equation_names[i] = i == 0 ? "pde" : "pde" + std::to_string(i + 1);
+    for (std::size_t i = 0; i < spec.math.equation_names.size(); ++i)
+      if (spec.math.equation_names[i].empty())
+        spec.math.equation_names[i] = i == 0 ? "pde" : "pde" + std::to_string(i + 1);
   }
 }
 
 void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
   solvers::ProblemSpec& spec = run.spec;
-  const std::vector<std::string> coords = spec.domain->coordinate_names();
+  const std::vector<std::string> coords = spec.math.domain->coordinate_names();
   const YAML::Node list = c["conditions"];
   for (std::size_t i = 0; list && i < list.size(); ++i) {
     const YAML::Node n = list[i];
@@ -429,36 +429,39 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
           cond.at(static_cast<Eigen::Index>(p), static_cast<Eigen::Index>(j)) =
               at[p][j].as<double>();
     }
+    const solvers::ConditionOptions options{.points = n["points"].as<int>(),
+                                            .weight = n["weight"].as<double>()};
+    const solvers::ConditionKind& kind = solvers::condition_kind(cond.kind);
     if (cond.kind == Kind::residual && cond.expression.empty())
       r.fail(n["kind"], path + ".expression", "missing (a residual condition needs it)");
     if (cond.kind == Kind::periodic && cond.coordinate.empty())
       r.fail(n["kind"], path + ".coordinate", "missing (a periodic condition needs it)");
     // Checked here, against what the user wrote: the problem parses them again inside a
     // residual it builds ("(u) - (g)"), whose columns are not the user's.
-    if (cond.kind != Kind::residual && spec.context.field_index(cond.field) < 0)
+    if (kind.takes_field && spec.math.context.field_index(cond.field) < 0)
       r.fail(n["field"], path + ".field",
-             "'" + cond.field + "' is not a field (fields: " + joined(spec.context.field_names()) +
-                 ")");
+             "'" + cond.field +
+                 "' is not a field (fields: " + joined(spec.math.context.field_names()) + ")");
     if (cond.kind == Kind::periodic &&
         std::find(coords.begin(), coords.end(), cond.coordinate) == coords.end())
       r.fail(n["coordinate"], path + ".coordinate",
              "'" + cond.coordinate + "' is not a coordinate (coordinates: " + joined(coords) + ")");
     if (cond.kind != Kind::periodic && cond.kind != Kind::data && cond.kind != Kind::residual)
-      r.at(n["value"], path + ".value", [&] { equations::parse(cond.value, spec.context); });
-    const bool initial = cond.kind == Kind::initial_value || cond.kind == Kind::initial_rate;
-    if (initial && spec.context.time_index() < 0)
+      r.at(n["value"], path + ".value", [&] { equations::parse(cond.value, spec.math.context); });
+    if (kind.needs_time && spec.math.context.time_index() < 0)
       r.fail(n["kind"], path + ".kind",
              "an initial condition needs a time coordinate (give geometry.time)");
-    if (!initial && cond.kind != Kind::periodic && cond.kind != Kind::data && !cond.on.empty())
+    if (kind.points == solvers::ConditionPoints::piece && !cond.on.empty())
       r.at(n["on"], path + ".on", [&] {
-        const geometry::BoundaryPiece piece = geometry::BoundaryPiece::parse(*spec.domain, cond.on);
+        const geometry::BoundaryPiece piece =
+            geometry::BoundaryPiece::parse(*spec.math.domain, cond.on);
         for (const auto& where : piece.conditions())
           if (!where.fn)
             geometry::compile_predicate(where.text, coords, geometry::kPredicateRelativeTolerance);
       });
     if (cond.kind == Kind::residual)
       r.at(n["expression"], path + ".expression",
-           [&] { equations::parse(cond.expression, spec.context); });
+           [&] { equations::parse(cond.expression, spec.math.context); });
     if (cond.kind == Kind::data) {
       if (!n["data"]) r.fail(n["kind"], path + ".data", "missing (a data condition needs it)");
       const PointData d = read_data(r, n["data"], path + ".data", coords, {cond.field});
@@ -468,34 +471,35 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
       cond.data_values = d.values;
     }
     if (cond.at.rows() > 0)
-      r.at(n["at"], path + ".at", [&] { solvers::check_fixed_points(cond, *spec.domain); });
-    spec.conditions.push_back(cond);
+      r.at(n["at"], path + ".at", [&] { solvers::check_fixed_points(cond, *spec.math.domain); });
+    spec.math.conditions.push_back(cond);
+    spec.pinn.conditions.push_back(options);
   }
   const YAML::Node hard = c["hard_constraints"];
   for (std::size_t i = 0; hard && i < hard.size(); ++i) {
     const YAML::Node n = hard[i];
     const std::string path = "hard_constraints[" + std::to_string(i) + "]";
     const std::string field = n["field"].as<std::string>();
-    if (spec.context.field_index(field) < 0)
+    if (spec.math.context.field_index(field) < 0)
       r.fail(n["field"], path + ".field", "'" + field + "' is not a field");
     r.at(n["value"], path + ".value",
-         [&] { equations::parse(n["value"].as<std::string>(), spec.context); });
+         [&] { equations::parse(n["value"].as<std::string>(), spec.math.context); });
     if (n["distance"])
       r.at(n["distance"], path + ".distance",
-           [&] { equations::parse(n["distance"].as<std::string>(), spec.context); });
+           [&] { equations::parse(n["distance"].as<std::string>(), spec.math.context); });
     solvers::HardConstraint constraint;
     read_declared(solvers::hard_constraint_options(), n, constraint);
-    spec.hard_constraints.push_back(constraint);
+    spec.pinn.hard_constraints.push_back(constraint);
   }
 }
 
 void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
-  nn::NetworkSpec& net = run.spec.network;
+  nn::NetworkSpec& net = run.spec.pinn.network;
   read_declared(nn::network_options(), n, net);
   net.fourier.seed = run.seed;
-  const std::vector<std::string> coords = run.spec.domain->coordinate_names();
+  const std::vector<std::string> coords = run.spec.math.domain->coordinate_names();
   if (n["normalize"].as<bool>()) {
-    const geometry::Bounds b = run.spec.domain->bounds();
+    const geometry::Bounds b = run.spec.math.domain->bounds();
     net.normalization = nn::InputNormalization{b.lo, b.hi};
   }
   const YAML::Node periodic = n["periodic"];
@@ -547,12 +551,12 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
 
 void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
   const options::Values values = option_values(solvers::sampling_options().keys(), s);
-  run.spec.sampling = {.seed = run.seed};
-  geometry::sample_options().read(run.spec.sampling, values);
-  run.spec.interior_points = s["interior_points"].as<int>();
-  if (run.spec.interior_points < 1)
+  run.spec.pinn.sampling = {.seed = run.seed};
+  geometry::sample_options().read(run.spec.pinn.sampling, values);
+  run.spec.pinn.interior_points = s["interior_points"].as<int>();
+  if (run.spec.pinn.interior_points < 1)
     r.fail(s["interior_points"], "sampling.interior_points", "must be at least 1");
-  run.spec.time_chunks = s["time_chunks"].as<int>();
+  run.spec.pinn.time_chunks = s["time_chunks"].as<int>();
   solvers::SolveOptions resampling;
   solvers::sampling_options().read(resampling, values);
   run.resample_every = resampling.resample_every;
@@ -569,18 +573,18 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
   if (n["expressions"])
     for (const auto& item : n["expressions"]) {
       const std::string field = item.first.as<std::string>();
-      if (run.spec.context.field_index(field) < 0)
+      if (run.spec.math.context.field_index(field) < 0)
         r.fail(item.first, "reference.expressions." + field, "'" + field + "' is not a field");
       ref.expressions[field] = item.second.as<std::string>();
       r.at(item.second, "reference.expressions." + field,
-           [&] { equations::parse(ref.expressions[field], run.spec.context); });
+           [&] { equations::parse(ref.expressions[field], run.spec.math.context); });
     }
   if (!ref.expressions.empty())
-    for (const std::string& f : run.spec.context.field_names())
+    for (const std::string& f : run.spec.math.context.field_names())
       if (!ref.expressions.count(f))
         r.fail(n["expressions"], "reference.expressions",
                "no exact solution for field '" + f + "' (give one per field)");
-  if (ref.exact == "burgers_sine" && !run.spec.context.find("nu"))
+  if (ref.exact == "burgers_sine" && !run.spec.math.context.find("nu"))
     r.fail(n["exact"], "reference.exact", "burgers_sine takes nu from the constants: declare nu");
   if (ref.points < 0) r.fail(n["points"], "reference.points", "must not be negative");
   if (n["metrics"])
@@ -588,13 +592,13 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
       const std::string name = item.first.as<std::string>();
       ref.metrics[name] = item.second.as<std::string>();
       r.at(item.second, "reference.metrics." + name,
-           [&] { equations::parse(ref.metrics[name], run.spec.context); });
+           [&] { equations::parse(ref.metrics[name], run.spec.math.context); });
     }
   if (n["data"]) {
-    ref.data = read_data(r, n["data"], "reference.data", run.spec.domain->coordinate_names(),
-                         run.spec.context.field_names());
+    ref.data = read_data(r, n["data"], "reference.data", run.spec.math.domain->coordinate_names(),
+                         run.spec.math.context.field_names());
     for (const std::string& f : ref.data->fields)
-      if (run.spec.context.field_index(f) < 0)
+      if (run.spec.math.context.field_index(f) < 0)
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
                "'" + f + "' is not a field of this problem");
   }
@@ -612,8 +616,8 @@ void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
   OutputOptions& out = run.output;
   out.dir = "runs/" + run.name;
   read_declared(output_options(), o, out);
-  const std::size_t space = static_cast<std::size_t>(run.spec.domain->bounds().dim() -
-                                                     (run.spec.context.time_index() >= 0));
+  const std::size_t space = static_cast<std::size_t>(run.spec.math.domain->bounds().dim() -
+                                                     (run.spec.math.context.time_index() >= 0));
   if (out.grid.size() != 1 && out.grid.size() != space)
     r.fail(o["grid"], "output.grid",
            "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
@@ -622,7 +626,7 @@ void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
   for (std::size_t i = 0; i < out.quantities.size(); ++i)
     r.at(o["quantities"].IsSequence() ? o["quantities"][i] : o["quantities"],
          "output.quantities[" + std::to_string(i) + "]",
-         [&] { equations::parse(out.quantities[i], run.spec.context); });
+         [&] { equations::parse(out.quantities[i], run.spec.math.context); });
 }
 
 // ---- sizes -------------------------------------------------------------------------------------
@@ -655,9 +659,9 @@ std::string bytes_text(double b) {
 void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
   const solvers::ProblemSpec& spec = run.spec;
   const double available = available_memory();
-  const double d = static_cast<double>(spec.domain->bounds().dim());
-  const double fields = static_cast<double>(spec.context.field_names().size());
-  const nn::NetworkSpec& net = spec.network;
+  const double d = static_cast<double>(spec.math.domain->bounds().dim());
+  const double fields = static_cast<double>(spec.math.context.field_names().size());
+  const nn::NetworkSpec& net = spec.pinn.network;
   // Network: widths of the activations per point, parameters.
   double widths = 2.0 * net.fourier.features, parameters = 0, in = d;
   for (const auto& p : net.periodic) in += 2.0 * p.harmonics;
@@ -690,39 +694,50 @@ void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
              " parameters (with the optimizer's state)");
   const double per_point = (widths + d + fields) * jets * 8 * 2;
   refuse(c["network"]["fourier_features"], "network.fourier_features",
-         net.fourier.features * (d + 2.0 * spec.interior_points * jets) * 8,
+         net.fourier.features * (d + 2.0 * spec.pinn.interior_points * jets) * 8,
          std::to_string(net.fourier.features) + " Fourier features at " +
-             std::to_string(spec.interior_points) + " points");
-  double points = spec.interior_points;
-  for (const auto& cond : spec.conditions)
-    points += cond.kind == Kind::periodic ? 2.0 * cond.points
-              : cond.kind == Kind::data   ? static_cast<double>(cond.data_points.rows())
-                                          : cond.points;
+             std::to_string(spec.pinn.interior_points) + " points");
+  double points = spec.pinn.interior_points;
+  for (std::size_t k = 0; k < spec.math.conditions.size(); ++k) {
+    const solvers::Condition& cond = spec.math.conditions[k];
+    const int count = spec.pinn.condition(k).points;
+    switch (solvers::condition_kind(cond.kind).points) {
+      case solvers::ConditionPoints::periodic_pairs:
+        points += 2.0 * count;
+        break;
+      case solvers::ConditionPoints::data:
+        points += static_cast<double>(cond.data_points.rows());
+        break;
+      default:
+        points += count;
+    }
+  }
   refuse(c["sampling"]["interior_points"], "sampling", points * per_point,
          "training on " + nn::detail::short_number(points, 3) +
              " points (interior and conditions) with a network of " +
              nn::detail::short_number(widths, 3) + " activations per point");
   if (run.adaptive) {
     const double candidates =
-        run.adaptive_candidates > 0 ? run.adaptive_candidates : 8.0 * spec.interior_points;
+        run.adaptive_candidates > 0 ? run.adaptive_candidates : 8.0 * spec.pinn.interior_points;
     refuse(c["sampling"]["adaptive_candidates"], "sampling.adaptive_candidates",
            candidates * per_point,
            "adaptive resampling over " + nn::detail::short_number(candidates, 3) + " candidates");
   }
-  if (spec.time_chunks > spec.interior_points)
+  if (spec.pinn.time_chunks > spec.pinn.interior_points)
     r.fail(c["sampling"]["time_chunks"], "sampling.time_chunks",
-           std::to_string(spec.time_chunks) + " chunks of " + std::to_string(spec.interior_points) +
+           std::to_string(spec.pinn.time_chunks) + " chunks of " +
+               std::to_string(spec.pinn.interior_points) +
                " interior points: at most one chunk per point");
   // The output grid: every level's arrays are kept for fields.h5 (the values only: what the
   // evaluation needs on top depends on the compiled plan).
-  const bool has_time = spec.context.time_index() >= 0;
+  const bool has_time = spec.math.context.time_index() >= 0;
   const std::size_t space = static_cast<std::size_t>(d) - (has_time ? 1 : 0);
   double grid = 1;
   for (std::size_t a = 0; a < space; ++a)
     grid *= run.output.grid.size() == 1 ? run.output.grid[0] : run.output.grid[a];
   const double levels = has_time ? run.output.time_steps : 1;
   const double arrays = 3 * fields + static_cast<double>(run.output.quantities.size()) +
-                        static_cast<double>(spec.equations.size()) + 1 + d;
+                        static_cast<double>(spec.math.equations.size()) + 1 + d;
   const YAML::Node o = c["output"];
   refuse(o["grid"], "output.grid", grid * levels * arrays * 8,
          "an output grid of " + nn::detail::short_number(grid, 3) + " points" +
@@ -746,8 +761,9 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
     r.fail(c["threads"], "threads",
            std::to_string(run.threads) + " is more than 4 x the " + std::to_string(cores) +
                " cores of this machine (0: all cores)");
-  run.spec.precision = compiler::precision_names().from_name(c["precision"].as<std::string>());
-  run.spec.domain = domain(r, c["geometry"]);
+  run.spec.compile.pipeline.precision =
+      compiler::precision_names().from_name(c["precision"].as<std::string>());
+  run.spec.math.domain = domain(r, c["geometry"]);
   std::vector<std::string> library_texts, library_names;
   build_context(r, c, run, library_texts, library_names);
   build_equations(r, c, run, library_texts, library_names);

@@ -2,8 +2,8 @@
 // declared once, by the module whose options struct it sets (autodiff/options.h: nn declares the
 // network's and Adam's keys, solvers the conditions', the registry's kinds their stage keys, ...);
 // this file mounts those declarations at their paths and adds io's own keys. Validation,
-// defaults, `--set` overrides and docs/config.md all come from it (docs/design.md section 10; PETSc's
-// PetscOptionsBegin beside each object is the model).
+// defaults, `--set` overrides and docs/config.md all come from it (docs/design.md section 10;
+// PETSc's PetscOptionsBegin beside each object is the model).
 //
 //   YAML::Node resolved = io::resolve_config(YAML::LoadFile(path), path);  // defaults filled in
 //

@@ -5,7 +5,7 @@
 //   solvers::GridSpec grid{.counts = {101}, .time_steps = 11};
 //   std::vector<int> dims;
 //   std::vector<double> times;
-//   MatrixD xy = solvers::spatial_grid(*spec.domain, grid, /*has_time=*/false, &dims, &times);
+//   MatrixD xy = solvers::spatial_grid(*spec.math.domain, grid, /*has_time=*/false, &dims, &times);
 #pragma once
 
 #include <string>

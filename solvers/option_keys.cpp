@@ -48,9 +48,10 @@ const options::Declaration<Condition>& condition_options() {
         &Condition::derivatives);
     d.add(key("expression", T::string, "", "residual: any expression = 0 on the piece."),
           &Condition::expression);
-    d.add(at_least(1, key("points", T::integer, "256", "Sampled points (periodic: pairs).")),
-          &Condition::points);
-    d.add(at_least(0, key("weight", T::number, "1", "Initial loss weight.")), &Condition::weight);
+    // The PINN's choices for the condition (ConditionOptions, spec.h), declared here so that a
+    // config writes them beside the mathematics; io reads them into PinnOptions::conditions.
+    d.add(at_least(1, key("points", T::integer, "256", "Sampled points (periodic: pairs).")));
+    d.add(at_least(0, key("weight", T::number, "1", "Initial loss weight.")));
     d.add(
         options::optional(options::group("data", T::object, "data: the measurements to fit.", {})));
     return d;

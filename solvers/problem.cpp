@@ -1,9 +1,7 @@
 #include "solvers/problem.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 #include <random>
 #include <set>
@@ -24,31 +22,24 @@
 namespace jetpde::solvers {
 namespace {
 
-constexpr std::array<options::EnumName<Condition::Kind>, 8> kKinds{{
-    {Condition::Kind::dirichlet, "dirichlet", "field = value"},
-    {Condition::Kind::neumann, "neumann", "d field / dn = value"},
-    {Condition::Kind::robin, "robin", "alpha field + beta d field / dn = value"},
-    {Condition::Kind::periodic, "periodic", "equal values (and derivatives) on paired faces"},
-    {Condition::Kind::initial_value, "initial_value", "field = value at the initial time"},
-    {Condition::Kind::initial_rate, "initial_rate", "d field / dt = value at the initial time"},
-    {Condition::Kind::data, "data", "fit measured values"},
-    {Condition::Kind::residual, "residual", "any expression = 0"},
-}};
-
 std::string number(double x) { return nn::detail::short_number(x, 17); }
 
-std::string joined(const std::vector<std::string>& names) {
+std::string joined(const std::vector<std::string>& names, const char* separator = ", ") {
   std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const std::string& n : names) out += (out.empty() ? "" : separator) + n;
   return out;
 }
 
 // Input leaf names of condition k.
 std::string points_name(std::size_t k) { return "condition" + std::to_string(k); }
 std::string normals_name(std::size_t k) { return points_name(k) + "_normals"; }
-std::string upper_name(std::size_t k) { return points_name(k) + "_upper"; }
-std::string values_name(std::size_t k) { return points_name(k) + "_values"; }
+std::string part_name(std::size_t k, const std::string& what) {  // "upper", "values"
+  return points_name(k) + "_" + what;
+}
 constexpr const char* kInterior = "interior";
+// An evaluation program's inputs.
+constexpr const char* kPoints = "points";
+constexpr const char* kValues = "values";
 
 // hard_distance_ of a field whose D is the STL part's smooth distance: a given leaf (its streams
 // computed on the CPU per point set, autodiff/taylor.h), not an expression.
@@ -57,11 +48,6 @@ constexpr const char* kMeshTag = "adf";
 
 std::uint64_t term_seed(std::uint64_t seed, std::size_t term) {
   return seed * 0x9e3779b97f4a7c15ULL + 1000003ULL * (term + 1);
-}
-
-bool uses_normals(Condition::Kind kind) {
-  return kind == Condition::Kind::neumann || kind == Condition::Kind::robin ||
-         kind == Condition::Kind::residual;
 }
 
 // The STL part of a domain that is one, or the space of a time product of one; else null.
@@ -195,172 +181,56 @@ Eigen::Index checked_points(const equations::Context& ctx, const MatrixD& at) {
   return dim;
 }
 
+// Constant expressions lower to [1,1] nodes: one value per point.
+void broadcast_rows(std::vector<Var>& out, Eigen::Index rows) {
+  for (Var& v : out)
+    if (v.shape().rows != rows) v = broadcast(v, {rows, 1});
+}
+
 }  // namespace
-
-const options::EnumTable<Condition::Kind>& condition_kind_names() {
-  static constexpr options::EnumTable<Condition::Kind> table("condition", kKinds);
-  return table;
-}
-
-Condition::Kind condition_kind_from_name(const std::string& name) {
-  return condition_kind_names().from_name(name);
-}
-
-std::string condition_kind_name(Condition::Kind kind) { return condition_kind_names().name(kind); }
-
-void check_fixed_points(const Condition& c, const geometry::Geometry& domain) {
-  using Kind = Condition::Kind;
-  if (c.kind != Kind::dirichlet && c.kind != Kind::neumann && c.kind != Kind::robin &&
-      c.kind != Kind::residual)
-    throw UserError(
-        "`at` (fixed points) is for dirichlet, neumann, robin and residual "
-        "conditions, not " +
-        condition_kind_name(c.kind));
-  if (!c.on.empty())
-    throw UserError("give either `on` (a boundary piece) or `at` (points), not both");
-  const std::vector<std::string>& names = domain.coordinate_names();
-  if (c.at.cols() != domain.dim())
-    throw UserError("the points `at` have " + std::to_string(c.at.cols()) +
-                    " coordinates, the domain has " + std::to_string(domain.dim()) + " (" +
-                    joined(names) + ")");
-  const geometry::Bounds b = domain.bounds();
-  const double tol = 1e-9 * domain.size();
-  for (Eigen::Index i = 0; i < c.at.rows(); ++i) {
-    std::string point;
-    for (Eigen::Index j = 0; j < c.at.cols(); ++j)
-      point += (j ? ", " : "") + geometry::format_number(c.at(i, j));
-    point = "point " + std::to_string(i + 1) + " (" + point + ")";
-    for (Eigen::Index j = 0; j < c.at.cols(); ++j) {
-      const auto k = static_cast<std::size_t>(j);
-      if (!std::isfinite(c.at(i, j))) throw UserError(point + " is not finite");
-      if (c.at(i, j) < b.lo[k] - tol || c.at(i, j) > b.hi[k] + tol)
-        throw UserError(point + " lies outside the domain's bounds: " + names[k] + " must be in [" +
-                        geometry::format_number(b.lo[k]) + ", " + geometry::format_number(b.hi[k]) +
-                        "]");
-    }
-    const double d = domain.signed_distance(geometry::Point(&c.at(i, 0), names.size()));
-    if (d > tol)
-      throw UserError(point + " lies outside " + domain.describe() + " (at distance " +
-                      geometry::format_number(d) + ")");
-  }
-}
 
 Problem::~Problem() = default;
 
-MatrixD Problem::interior_points(std::uint64_t seed) const {
-  geometry::SampleOptions o = spec_.sampling;
-  o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0);
-  MatrixD p =
-      geometry::sample_interior(*spec_.domain, static_cast<std::size_t>(spec_.interior_points), o)
-          .points;
-  const int chunks = spec_.time_chunks;
-  if (chunks > 1) {
-    // Ordered by time, and cut to a multiple of the chunk count (a grid gives about n points).
-    const int t = spec_.context.time_index();
-    std::vector<Eigen::Index> order(static_cast<std::size_t>(p.rows()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](Eigen::Index a, Eigen::Index b) { return p(a, t) < p(b, t); });
-    const Eigen::Index rows = p.rows() - p.rows() % chunks;
-    MatrixD sorted(rows, p.cols());
-    for (Eigen::Index i = 0; i < rows; ++i)
-      sorted.row(i) = p.row(order[static_cast<std::size_t>(i)]);
-    p = std::move(sorted);
-  }
-  return p;
-}
-
-void Problem::sample_condition(const Condition& c, std::size_t k, std::uint64_t seed,
-                               Bindings& out) const {
-  using Kind = Condition::Kind;
-  geometry::SampleOptions o = spec_.sampling;
-  o.seed = term_seed(rank_seed(seed, communicator_->rank()), k + 1);
-  const auto n = static_cast<std::size_t>(c.points);
-  if (c.kind == Kind::data) {
-    out[points_name(k)] = c.data_points;
-    out[values_name(k)] = c.data_values;
-    return;
-  }
-  if (c.kind == Kind::periodic) {
-    const int ci = spec_.domain->coordinate_index(c.coordinate);
-    const geometry::Bounds b = spec_.domain->bounds();
-    const geometry::PointSet lo = geometry::sample_boundary(
-        *spec_.domain, n, o, c.coordinate + " == " + number(b.lo[static_cast<std::size_t>(ci)]));
-    MatrixD hi = lo.points;
-    hi.col(ci).setConstant(b.hi[static_cast<std::size_t>(ci)]);
-    out[points_name(k)] = lo.points;
-    out[upper_name(k)] = hi;
-    return;
-  }
-  const bool initial = c.kind == Kind::initial_value || c.kind == Kind::initial_rate;
-  const std::string on = initial ? "initial" : c.on;
-  geometry::PointSet s;
-  if (c.at.rows() > 0) {  // fixed points: the same at every resampling
-    s.points = c.at;
-    s.normals = spec_.domain->outward_normals(c.at);
-  } else {
-    try {
-      s = geometry::sample_boundary(*spec_.domain, n, o,
-                                    on.empty() ? geometry::BoundaryPiece::whole()
-                                               : geometry::BoundaryPiece::parse(*spec_.domain, on));
-    } catch (const geometry::EmptyPieceError& e) {
-      if (initial) throw;
-      throw UserError(std::string(e.what()) +
-                      "; for a condition at single points (a corner, 'x == 0 and y == 0') give "
-                      "the points as `at: [[x, y], ...]` instead of `on`");
-    }
-  }
-  out[points_name(k)] = s.points;
-  if (uses_normals(c.kind)) {
-    // Normals over the spatial coordinates (time products add a time component: dropped).
-    const std::vector<int> spatial = spec_.context.spatial();
-    MatrixD normals(s.normals.rows(), static_cast<Eigen::Index>(spatial.size()));
-    for (std::size_t j = 0; j < spatial.size(); ++j)
-      normals.col(static_cast<Eigen::Index>(j)) = s.normals.col(spatial[j]);
-    out[normals_name(k)] = normals;
-  }
-}
-
 Problem::Problem(ProblemSpec spec, const Communicator& communicator)
     : spec_(std::move(spec)), communicator_(&communicator) {
-  using Kind = Condition::Kind;
-  if (!spec_.domain) throw UserError("problem: no domain");
-  const equations::Context& ctx = spec_.context;
-  if (ctx.coordinate_names() != spec_.domain->coordinate_names())
-    throw UserError("problem: the equations' coordinates (" + joined(ctx.coordinate_names()) +
-                    ") differ from the domain's (" + joined(spec_.domain->coordinate_names()) +
-                    ", " + spec_.domain->describe() + ")");
-  if (ctx.field_names().empty()) throw UserError("problem: no fields");
-  if (spec_.equations.empty()) throw UserError("problem: no equations");
-  if (!spec_.equation_names.empty() && spec_.equation_names.size() != spec_.equations.size())
-    throw UserError("problem: " + std::to_string(spec_.equation_names.size()) +
-                    " equation names for " + std::to_string(spec_.equations.size()) + " equations");
-  if (!spec_.equation_weights.empty() && spec_.equation_weights.size() != spec_.equations.size())
-    throw UserError("problem: " + std::to_string(spec_.equation_weights.size()) +
-                    " equation weights for " + std::to_string(spec_.equations.size()) +
-                    " equations");
-  if (spec_.interior_points < 1) throw UserError("problem: interior_points must be positive");
-  if (spec_.time_chunks < 1) throw UserError("problem: time_chunks must be at least 1");
-  if (spec_.time_chunks > 1 && ctx.time_index() < 0)
+  check();
+  prepare_hard_constraints();
+  // The point sets are sampled once now: their counts fix the graph's shapes.
+  Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
+  std::vector<LossTerm> terms = build_graph(points);
+  build_objective(std::move(terms), std::move(points));
+}
+
+void Problem::check() const {
+  check_mathematics(spec_.math);
+  const Mathematics& m = spec_.math;
+  const PinnOptions& o = spec_.pinn;
+  if (!o.equation_weights.empty() && o.equation_weights.size() != m.equations.size())
+    throw UserError("problem: " + std::to_string(o.equation_weights.size()) +
+                    " equation weights for " + std::to_string(m.equations.size()) + " equations");
+  if (!o.conditions.empty() && o.conditions.size() != m.conditions.size())
+    throw UserError("problem: " + std::to_string(o.conditions.size()) +
+                    " condition options (points, weight) for " +
+                    std::to_string(m.conditions.size()) + " conditions");
+  if (o.interior_points < 1) throw UserError("problem: interior_points must be positive");
+  if (o.time_chunks < 1) throw UserError("problem: time_chunks must be at least 1");
+  if (o.time_chunks > 1 && m.context.time_index() < 0)
     throw UserError("problem: time_chunks needs a time coordinate");
+  for (std::size_t k = 0; k < m.conditions.size(); ++k) {
+    const Condition& c = m.conditions[k];
+    if (condition_kind(c.kind).points != ConditionPoints::data && o.condition(k).points < 1)
+      throw SpecError("conditions[" + std::to_string(k) + "]", condition_label(c, k),
+                      "points must be positive");
+  }
+}
 
-  compile_ = compiler::CompileOptions::from_environment();
-  compile_.pipeline.precision = spec_.precision;
-  compile_.backend = spec_.backend;
-  compile_.strict = spec_.backend_required;
-
-  graph_ = std::make_unique<Graph>(DType::f64);
-  Graph& g = *graph_;
-  const int dim = static_cast<int>(ctx.coordinate_names().size());
-  nn::NetworkSpec net = spec_.network;
-  net.inputs = dim;
-  net.outputs = static_cast<int>(ctx.field_names().size());
-  network_ = std::make_unique<nn::Network>(g, net);
+void Problem::prepare_hard_constraints() {
+  const equations::Context& ctx = spec_.math.context;
   hard_value_.assign(ctx.field_names().size(), "");
   hard_distance_.assign(ctx.field_names().size(), "");
   hard_mesh_piece_.assign(ctx.field_names().size(), "");
-  for (std::size_t h = 0; h < spec_.hard_constraints.size(); ++h) {
-    const HardConstraint& hc = spec_.hard_constraints[h];
+  for (std::size_t h = 0; h < spec_.pinn.hard_constraints.size(); ++h) {
+    const HardConstraint& hc = spec_.pinn.hard_constraints[h];
     const std::string label = "hard constraint " + std::to_string(h + 1) + " on '" + hc.field + "'";
     const std::string entry = "hard_constraints[" + std::to_string(h) + "]";
     const int f = ctx.field_index(hc.field);
@@ -369,12 +239,13 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
     if (!hard_value_[static_cast<std::size_t>(f)].empty())
       throw SpecError(entry, label, "the field has a hard constraint already");
     try {
+      const geometry::Geometry& domain = *spec_.math.domain;
       std::string& d = hard_distance_[static_cast<std::size_t>(f)];
       std::string& piece = hard_mesh_piece_[static_cast<std::size_t>(f)];
-      d = hc.distance.empty() ? automatic_distance(*spec_.domain, ctx, hc.on, piece) : hc.distance;
+      d = hc.distance.empty() ? automatic_distance(domain, ctx, hc.on, piece) : hc.distance;
       // The piece's distance now, so that a predicate that selects no triangle is this entry's
       // error (and the cost of the scale's search is setup's).
-      if (hc.distance.empty() && uses_mesh(d)) mesh_of(*spec_.domain)->smooth_distance(piece);
+      if (hc.distance.empty() && uses_mesh(d)) mesh_of(domain)->smooth_distance(piece);
       // Both must parse as field-free expressions (of an automatic mesh distance, its factor; a
       // given distance as it is, so "#mesh" there is no way to ask for the mesh's).
       const std::string d_text = hc.distance.empty() && uses_mesh(d) ? mesh_factor(d) : d;
@@ -388,164 +259,201 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
     }
     hard_value_[static_cast<std::size_t>(f)] = "(" + hc.value + ")";
   }
+}
 
-  // The point sets, sampled once now (their counts fix the graph's shapes).
-  Bindings points;
-  points[kInterior] = interior_points(spec_.sampling.seed);
-  for (std::size_t k = 0; k < spec_.conditions.size(); ++k) {
-    const Condition& c = spec_.conditions[k];
-    const std::string entry = "conditions[" + std::to_string(k) + "]";
-    const std::string label = "condition " + std::to_string(k + 1) + " (" +
-                              condition_kind_name(c.kind) +
-                              (c.name.empty() ? "" : " '" + c.name + "'") + ")";
-    if (c.kind != Kind::residual && ctx.field_index(c.field) < 0)
-      throw SpecError(
-          entry, label,
-          "unknown field '" + c.field + "' (fields: " + joined(ctx.field_names()) + ")");
-    if ((c.kind == Kind::initial_value || c.kind == Kind::initial_rate) && ctx.time_index() < 0)
-      throw SpecError(entry, label, "an initial condition needs a time coordinate");
-    if (c.kind == Kind::data) {
-      if (c.data_points.cols() != dim || c.data_points.rows() < 1 ||
-          c.data_values.rows() != c.data_points.rows() || c.data_values.cols() != 1)
-        throw SpecError(
-            entry, label,
-            "data needs points [m, " + std::to_string(dim) + "] and values [m, 1] with m >= 1");
-    } else if (c.points < 1) {
-      throw SpecError(entry, label, "points must be positive");
+MatrixD Problem::interior_points(std::uint64_t seed) const {
+  geometry::SampleOptions o = spec_.pinn.sampling;
+  o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0);
+  MatrixD p = geometry::sample_interior(*spec_.math.domain,
+                                        static_cast<std::size_t>(spec_.pinn.interior_points), o)
+                  .points;
+  const int chunks = spec_.pinn.time_chunks;
+  if (chunks > 1) {
+    // Ordered by time, and cut to a multiple of the chunk count (a grid gives about n points).
+    const int t = spec_.math.context.time_index();
+    std::vector<Eigen::Index> order(static_cast<std::size_t>(p.rows()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](Eigen::Index a, Eigen::Index b) { return p(a, t) < p(b, t); });
+    const Eigen::Index rows = p.rows() - p.rows() % chunks;
+    MatrixD sorted(rows, p.cols());
+    for (Eigen::Index i = 0; i < rows; ++i)
+      sorted.row(i) = p.row(order[static_cast<std::size_t>(i)]);
+    p = std::move(sorted);
+  }
+  return p;
+}
+
+void Problem::sample_condition(std::size_t k, std::uint64_t seed, Bindings& out) const {
+  const Condition& c = spec_.math.conditions[k];
+  const ConditionKind& kind = condition_kind(c.kind);
+  const geometry::Geometry& domain = *spec_.math.domain;
+  geometry::SampleOptions o = spec_.pinn.sampling;
+  o.seed = term_seed(rank_seed(seed, communicator_->rank()), k + 1);
+  const auto n = static_cast<std::size_t>(spec_.pinn.condition(k).points);
+  geometry::PointSet s;
+  switch (kind.points) {
+    case ConditionPoints::data:
+      out[points_name(k)] = c.data_points;
+      out[part_name(k, "values")] = c.data_values;
+      return;
+    case ConditionPoints::periodic_pairs: {
+      const int ci = domain.coordinate_index(c.coordinate);
+      const geometry::Bounds b = domain.bounds();
+      const geometry::PointSet lo = geometry::sample_boundary(
+          domain, n, o, c.coordinate + " == " + number(b.lo[static_cast<std::size_t>(ci)]));
+      MatrixD hi = lo.points;
+      hi.col(ci).setConstant(b.hi[static_cast<std::size_t>(ci)]);
+      out[points_name(k)] = lo.points;
+      out[part_name(k, "upper")] = hi;
+      return;
     }
-    if (c.at.rows() > 0) try {
-        check_fixed_points(c, *spec_.domain);
-      } catch (const UserError& e) {
-        throw SpecError(entry, label, e.what());
+    case ConditionPoints::initial_face:
+      s = geometry::sample_boundary(domain, n, o,
+                                    geometry::BoundaryPiece::parse(domain, "initial"));
+      break;
+    case ConditionPoints::piece:
+      if (c.at.rows() > 0) {  // fixed points: the same at every resampling
+        s.points = c.at;
+        s.normals = domain.outward_normals(c.at);
+        break;
       }
-    if (c.kind == Kind::periodic) {
-      if (ctx.coordinate_index(c.coordinate) < 0)
-        throw SpecError(entry, label,
-                        "unknown coordinate '" + c.coordinate +
-                            "' (coordinates: " + joined(ctx.coordinate_names()) + ")");
-      if (!spec_.domain->is_box())
-        throw SpecError(
-            entry, label,
-            "periodic conditions need an axis-aligned box domain, not " + spec_.domain->describe());
-      if (c.derivatives < 0) throw SpecError(entry, label, "derivatives must not be negative");
-    }
+      try {
+        s = geometry::sample_boundary(domain, n, o,
+                                      c.on.empty() ? geometry::BoundaryPiece::whole()
+                                                   : geometry::BoundaryPiece::parse(domain, c.on));
+      } catch (const geometry::EmptyPieceError& e) {
+        throw UserError(std::string(e.what()) +
+                        "; for a condition at single points (a corner, 'x == 0 and y == 0') give "
+                        "the points as `at: [[x, y], ...]` instead of `on`");
+      }
+      break;
+  }
+  out[points_name(k)] = s.points;
+  if (kind.needs_normals) {
+    // Normals over the spatial coordinates (time products add a time component: dropped).
+    const std::vector<int> spatial = spec_.math.context.spatial();
+    MatrixD normals(s.normals.rows(), static_cast<Eigen::Index>(spatial.size()));
+    for (std::size_t j = 0; j < spatial.size(); ++j)
+      normals.col(static_cast<Eigen::Index>(j)) = s.normals.col(spatial[j]);
+    out[normals_name(k)] = normals;
+  }
+}
+
+Bindings Problem::sample(std::uint64_t seed, bool with_data) const {
+  Bindings out;
+  out[kInterior] = interior_points(seed);
+  for (std::size_t k = 0; k < spec_.math.conditions.size(); ++k) {
+    const Condition& c = spec_.math.conditions[k];
+    if (!with_data && condition_kind(c.kind).points == ConditionPoints::data) continue;
     try {
-      sample_condition(c, k, spec_.sampling.seed, points);
+      sample_condition(k, seed, out);
+    } catch (const SpecError&) {
+      throw;
     } catch (const UserError& e) {
-      throw SpecError(entry, label, e.what());
+      throw SpecError("conditions[" + std::to_string(k) + "]", condition_label(c, k), e.what());
     }
   }
+  return out;
+}
 
-  // The graph: every term's residual from its own points and Taylor plan.
-  const auto residuals_on = [&](Var at, const std::vector<equations::Equation>& eqs, Var normal) {
-    Taylor taylor(equations::plan_for(eqs, ctx, at));
-    return equations::lower(eqs, ctx,
-                            {.coordinates = at,
-                             .outputs = fields_at(at),
-                             .normal = normal,
-                             .param_prefix = spec_.param_prefix},
-                            taylor);
-  };
-  const auto input_like = [&](const std::string& name) {
-    const MatrixD& m = points.at(name);
-    return g.input(name, {m.rows(), m.cols()});
-  };
+std::vector<Var> Problem::lower_at(const nn::Network& net, Var at,
+                                   const std::vector<equations::Equation>& eqs, Var normal) const {
+  const equations::Context& ctx = spec_.math.context;
+  Taylor taylor(equations::plan_for(eqs, ctx, at));  // its own plan: only what these need
+  return equations::lower(eqs, ctx,
+                          {.coordinates = at,
+                           .outputs = fields_at(net, at),
+                           .normal = normal,
+                           .param_prefix = spec_.pinn.param_prefix},
+                          taylor);
+}
+
+std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
+  const equations::Context& ctx = spec_.math.context;
+  graph_ = std::make_unique<Graph>(DType::f64);
+  network_spec_ = spec_.pinn.network;
+  network_spec_.inputs = static_cast<int>(ctx.coordinate_names().size());
+  network_spec_.outputs = static_cast<int>(ctx.field_names().size());
+  network_ = std::make_unique<nn::Network>(*graph_, network_spec_);
   std::vector<LossTerm> terms;
-  std::vector<double> weights;
-  const Var interior = input_like(kInterior);
-  const std::vector<equations::Equation> pde = equations::parse_all(spec_.equations, ctx);
-  const std::vector<Var> r = residuals_on(interior, pde, Var{});
+  term_weights_.clear();
+  const std::vector<std::string>& names = spec_.math.equation_names;
+  const std::vector<Var> r = lower_at(*network_, input_like(points, kInterior),
+                                      equations::parse_all(spec_.math.equations, ctx));
   for (std::size_t e = 0; e < r.size(); ++e) {
-    const std::string name = !spec_.equation_names.empty() ? spec_.equation_names[e]
-                             : r.size() == 1               ? "pde"
-                                                           : "pde" + std::to_string(e + 1);
-    terms.push_back({name, r[e], spec_.time_chunks});
-    weights.push_back(spec_.equation_weights.empty() ? 1.0 : spec_.equation_weights[e]);
+    terms.push_back({!names.empty()  ? names[e]
+                     : r.size() == 1 ? "pde"
+                                     : "pde" + std::to_string(e + 1),
+                     r[e], spec_.pinn.time_chunks});
+    term_weights_.push_back(spec_.pinn.equation_weights.empty() ? 1.0
+                                                                : spec_.pinn.equation_weights[e]);
   }
-  for (std::size_t k = 0; k < spec_.conditions.size(); ++k) {
-    const Condition& c = spec_.conditions[k];
-    const std::string f = "(" + c.field + ")", gv = "(" + c.value + ")";
-    std::string name = c.name.empty()
-                           ? condition_kind_name(c.kind) + "_" +
-                                 (c.kind == Kind::residual ? std::to_string(k + 1) : c.field)
-                           : c.name;
-    const Var at = input_like(points_name(k));
-    Var residual;
-    try {
-      switch (c.kind) {
-        case Kind::data:
-          residual = col(fields_at(at), ctx.field_index(c.field)) - input_like(values_name(k));
-          break;
-        case Kind::periodic: {
-          const Var upper = input_like(upper_name(k));
-          std::vector<std::string> texts;
-          for (int d = 0; d <= c.derivatives; ++d)
-            texts.push_back(d == 0 ? c.field
-                                   : "d(" + c.field + ", " + c.coordinate + ", " +
-                                         std::to_string(d) + ")");
-          const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
-          const std::vector<Var> a = residuals_on(at, eqs, Var{}),
-                                 b = residuals_on(upper, eqs, Var{});
-          std::vector<Var> diffs;
-          for (std::size_t d = 0; d < a.size(); ++d) diffs.push_back(a[d] - b[d]);
-          residual = diffs.size() == 1 ? diffs[0] : concat_cols(diffs);
-          break;
-        }
-        default: {
-          std::string text;
-          switch (c.kind) {
-            case Kind::dirichlet:
-            case Kind::initial_value:
-              text = f + " - " + gv;
-              break;
-            case Kind::neumann:
-              text = "dot(n, grad" + f + ") - " + gv;
-              break;
-            case Kind::robin:
-              text = number(c.alpha) + "*" + f + " + " + number(c.beta) + "*dot(n, grad" + f +
-                     ") - " + gv;
-              break;
-            case Kind::initial_rate:
-              text = "d(" + c.field + ", " +
-                     ctx.coordinate_names()[static_cast<std::size_t>(ctx.time_index())] +
-                     ", 1) - " + gv;
-              break;
-            default:
-              text = c.expression;
-          }
-          const std::vector<equations::Equation> eqs{equations::parse(text, ctx, name)};
-          const Var normal = points.count(normals_name(k)) ? input_like(normals_name(k)) : Var{};
-          residual = residuals_on(at, eqs, normal)[0];
-        }
-      }
-    } catch (const UserError& e) {
-      throw SpecError("conditions[" + std::to_string(k) + "]",
-                      "condition " + std::to_string(k + 1) + " ('" + name + "')", e.what());
-    }
-    terms.push_back({name, residual, 1});
-    weights.push_back(c.weight);
+  for (std::size_t k = 0; k < spec_.math.conditions.size(); ++k) {
+    terms.push_back(condition_term(k, points));
+    term_weights_.push_back(spec_.pinn.condition(k).weight);
   }
+  return terms;
+}
 
-  params_ = network_->params();
-  for (const equations::Symbol* s : ctx.symbols(equations::SymbolKind::param)) {
-    params_.push_back(g.param(spec_.param_prefix + s->name, {1, 1}));
+Var Problem::input_like(const Bindings& points, const std::string& name) {
+  const MatrixD& v = points.at(name);
+  return graph_->input(name, {v.rows(), v.cols()});
+}
+
+LossTerm Problem::condition_term(std::size_t k, const Bindings& points) {
+  const equations::Context& ctx = spec_.math.context;
+  const Condition& c = spec_.math.conditions[k];
+  const ConditionKind& kind = condition_kind(c.kind);
+  const std::string name = c.name.empty() ? std::string(kind.name) + "_" +
+                                                (kind.takes_field ? c.field : std::to_string(k + 1))
+                                          : c.name;
+  const Var at = input_like(points, points_name(k));
+  const Var normal = kind.needs_normals ? input_like(points, normals_name(k)) : Var{};
+  const ConditionGraph graph{
+      .condition = c,
+      .index = k,
+      .context = ctx,
+      .points = at,
+      .normals = normal,
+      .input = [&](const std::string& what) { return input_like(points, part_name(k, what)); },
+      .fields = [&](Var x) { return fields_at(*network_, x); },
+      .lower = [&](Var x, const std::vector<std::string>& texts,
+                   Var n) { return lower_at(*network_, x, equations::parse_all(texts, ctx), n); },
+      .lower_here =
+          [&](const std::string& text) {
+            return lower_at(*network_, at, {equations::parse(text, ctx, name)}, normal)[0];
+          }};
+  try {
+    return {name, kind.residual(graph), 1};
+  } catch (const UserError& e) {
+    throw SpecError("conditions[" + std::to_string(k) + "]",
+                    "condition " + std::to_string(k + 1) + " ('" + name + "')", e.what());
+  }
+}
+
+void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
+  std::vector<Var> params = network_->params();
+  for (const equations::Symbol* s : spec_.math.context.symbols(equations::SymbolKind::param)) {
+    params.push_back(graph_->param(spec_.pinn.param_prefix + s->name, {1, 1}));
     pde_params_.push_back(s->name);
   }
-  objective_ = std::make_unique<Objective>(std::move(terms), params_, compile_, *communicator_);
+  objective_ = std::make_unique<Objective>(std::move(terms), params, spec_.compile, *communicator_);
   add_distances(points);
   objective_->set_inputs(points);
+  // A chunked term's weight is shared by its chunks.
   std::vector<double> slot_weights;
   for (int s = 0; s < objective_->slots(); ++s) {
     const int t = objective_->slot_term()[static_cast<std::size_t>(s)];
     const int chunks = objective_->terms()[static_cast<std::size_t>(t)].chunks;
-    slot_weights.push_back(weights[static_cast<std::size_t>(t)] / chunks);
+    slot_weights.push_back(term_weights_[static_cast<std::size_t>(t)] / chunks);
   }
   objective_->set_weights(slot_weights);
 }
 
-Var Problem::fields_at(Var at) {
-  const Var raw = (*network_)(at);
-  const equations::Context& ctx = spec_.context;
+Var Problem::fields_at(const nn::Network& net, Var at) const {
+  const Var raw = net(at);
+  const equations::Context& ctx = spec_.math.context;
   std::vector<std::string> texts;
   for (std::size_t f = 0; f < hard_value_.size(); ++f)
     if (!hard_value_[f].empty()) {
@@ -557,7 +465,7 @@ Var Problem::fields_at(Var at) {
   const std::vector<equations::Equation> eqs = equations::parse_all(texts, ctx);
   Taylor none(equations::plan_for(eqs, ctx, at));  // g and D: values only, no derivatives
   const std::vector<Var> gd = equations::lower(
-      eqs, ctx, {.coordinates = at, .outputs = raw, .param_prefix = spec_.param_prefix}, none);
+      eqs, ctx, {.coordinates = at, .outputs = raw, .param_prefix = spec_.pinn.param_prefix}, none);
   std::vector<Var> columns;
   std::size_t k = 0;
   for (std::size_t f = 0; f < hard_value_.size(); ++f) {
@@ -579,7 +487,8 @@ Var Problem::fields_at(Var at) {
 void Problem::add_distances(Bindings& points) const {
   Bindings more;
   for (const auto& [name, value] : points)
-    for (auto& [n, v] : distance_bindings(name, value)) more[n] = std::move(v);
+    for (auto& [n, v] : distance_bindings(*graph_, name, value, distance_cache_))
+      more[n] = std::move(v);
   for (auto& [n, v] : more) points[n] = std::move(v);
 }
 
@@ -588,11 +497,12 @@ std::string Problem::mesh_tag(std::size_t field) const {
   return hard_mesh_piece_[field].empty() ? kMeshTag : kMeshTag + std::to_string(field);
 }
 
-Bindings Problem::distance_bindings(const std::string& name, const MatrixD& points) const {
+Bindings Problem::distance_bindings(Graph& graph, const std::string& name, const MatrixD& points,
+                                    DistanceCaches& cache) const {
   Bindings out;
-  const geometry::StlMesh* mesh = mesh_of(*spec_.domain);
+  const geometry::StlMesh* mesh = mesh_of(*spec_.math.domain);
   if (!mesh) return out;
-  const std::vector<Var> inputs = graph_->inputs();
+  const std::vector<Var> inputs = graph.inputs();
   std::set<std::string> done;
   for (std::size_t f = 0; f < hard_distance_.size(); ++f) {
     if (!uses_mesh(hard_distance_[f]) || !done.insert(mesh_tag(f)).second) continue;
@@ -600,9 +510,9 @@ Bindings Problem::distance_bindings(const std::string& name, const MatrixD& poin
     if (std::none_of(inputs.begin(), inputs.end(),
                      [&](const Var& v) { return v.node().attrs.name == leaf; }))
       continue;  // these points' graph does not use D (a data term's points, say)
-    const std::vector<GivenStream> streams = given_streams(*graph_, leaf);
+    const std::vector<GivenStream> streams = given_streams(graph, leaf);
     // The same points again (an evaluator's grid at every validation): the values of last time.
-    auto& cached = distance_cache_[leaf];
+    DistanceCache& cached = cache[leaf];
     if (cached.streams == streams.size() && cached.points.rows() == points.rows() &&
         cached.points.cols() == points.cols() && (cached.points == points).all()) {
       for (const auto& [n, v] : cached.bindings) out[n] = v;
@@ -638,62 +548,80 @@ Bindings Problem::distance_bindings(const std::string& name, const MatrixD& poin
 
 Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
   Bindings b = network_->init(seed);
-  for (const auto& [name, value] : equations::initial_params(spec_.context, spec_.param_prefix))
+  for (const auto& [name, value] :
+       equations::initial_params(spec_.math.context, spec_.pinn.param_prefix))
     b[name] = value;
   return objective_->layout().flatten(b);
 }
 
 double Problem::param(const Eigen::VectorXd& theta, const std::string& name) const {
   for (const auto& e : objective_->layout().entries())
-    if (e.name == spec_.param_prefix + name) return theta[e.offset];
+    if (e.name == spec_.pinn.param_prefix + name) return theta[e.offset];
   throw UserError("problem: no trainable constant '" + name + "' (trainable: " +
                   (pde_params_.empty() ? std::string("none") : joined(pde_params_)) + ")");
 }
 
-MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
-  const Eigen::Index dim = checked_points(spec_.context, at);
-  auto& exe = evaluators_[at.rows()];
-  const std::string name = "evaluate" + std::to_string(at.rows());
-  if (!exe) {
-    const std::vector<Var> out{fields_at(graph_->input(name, {at.rows(), dim}))};
-    exe = std::make_unique<compiler::Executable>(out, compile_);
+Problem::Program& Problem::program(const std::string& key, Eigen::Index rows,
+                                   Eigen::Index value_columns, const ProgramBuilder& build) {
+  for (auto it = programs_.begin(); it != programs_.end(); ++it)
+    if (it->first == key) {
+      programs_.splice(programs_.begin(), programs_, it);  // now the most recently used
+      return programs_.front().second;
+    }
+  // The network again on a graph of its own: the same spec gives the same parameter names, so
+  // theta binds as it does to the training graph, which stays as it was.
+  Program p;
+  p.graph = std::make_unique<Graph>(DType::f64);
+  Graph& g = *p.graph;
+  const nn::Network net(g, network_spec_);
+  // Every trainable constant, used or not, so that all of theta binds.
+  for (const std::string& name : pde_params_) g.param(spec_.pinn.param_prefix + name, {1, 1});
+  const Var points = g.input(kPoints, {rows, network_spec_.inputs});
+  if (value_columns > 0) {
+    g.input(kValues, {rows, value_columns});
+    p.values = true;
   }
-  for (const auto& [n, value] : objective_->layout().unflatten(theta)) exe->set(n, value);
-  exe->set(name, at);
-  exe->set(distance_bindings(name, at));
-  exe->run();
-  return exe->output(0);
+  const std::vector<Var> out = build(net, points);
+  p.exe = std::make_unique<compiler::Executable>(out, spec_.compile);
+  programs_.emplace_front(key, std::move(p));
+  if (programs_.size() > kCachedPrograms) programs_.pop_back();
+  return programs_.front().second;
+}
+
+void Problem::run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,
+                  const MatrixD* values) const {
+  for (const auto& [n, value] : objective_->layout().unflatten(theta)) p.exe->set(n, value);
+  p.exe->set(kPoints, points);
+  p.exe->set(distance_bindings(*p.graph, kPoints, points, p.distances));
+  if (p.values) p.exe->set(kValues, *values);
+  p.exe->run();
+}
+
+MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
+  checked_points(spec_.math.context, at);
+  Program& p = program(
+      "fields\n" + std::to_string(at.rows()), at.rows(), 0,
+      [&](const nn::Network& net, Var points) { return std::vector<Var>{fields_at(net, points)}; });
+  run(p, theta, at);
+  return p.exe->output(0);
 }
 
 MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,
                                       const std::vector<std::string>& expressions) {
-  const equations::Context& ctx = spec_.context;
-  const Eigen::Index dim = checked_points(ctx, at);
+  const equations::Context& ctx = spec_.math.context;
+  checked_points(ctx, at);
   if (expressions.empty()) return MatrixD(at.rows(), 0);
-  const std::string key = std::to_string(at.rows()) + "\n" + joined(expressions);
-  ExpressionEvaluator& ev = expression_evaluators_[key];
-  if (!ev.exe) {
-    const std::string name = "expressions" + std::to_string(expression_evaluators_.size());
-    const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
-    const Var points = graph_->input(name, {at.rows(), dim});
-    Taylor taylor(equations::plan_for(eqs, ctx, points));
-    std::vector<Var> out = equations::lower(
-        eqs, ctx,
-        {.coordinates = points, .outputs = fields_at(points), .param_prefix = spec_.param_prefix},
-        taylor);
-    // A constant expression lowers to a [1,1] node: one value per point.
-    for (Var& v : out)
-      if (v.shape().rows != at.rows()) v = broadcast(v, {at.rows(), 1});
-    ev.exe = std::make_unique<compiler::Executable>(out, compile_);
-    ev.points = name;
-  }
-  for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
-  ev.exe->set(ev.points, at);
-  ev.exe->set(distance_bindings(ev.points, at));
-  ev.exe->run();
+  const std::string key =
+      "expressions\n" + std::to_string(at.rows()) + "\n" + joined(expressions, "\n");
+  Program& p = program(key, at.rows(), 0, [&](const nn::Network& net, Var points) {
+    std::vector<Var> out = lower_at(net, points, equations::parse_all(expressions, ctx));
+    broadcast_rows(out, at.rows());
+    return out;
+  });
+  run(p, theta, at);
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = ev.exe->output(e).col(0);
+    result.col(static_cast<Eigen::Index>(e)) = p.exe->output(e).col(0);
   return result;
 }
 
@@ -701,14 +629,15 @@ MatrixD Problem::evaluate_expressions_given(
     const Eigen::VectorXd& theta, const MatrixD& at, const std::vector<std::string>& expressions,
     const std::map<std::string, std::string>& field_expressions,
     const std::map<std::string, Eigen::Index>& field_columns, const MatrixD& field_values) {
-  const equations::Context& ctx = spec_.context;
-  const Eigen::Index dim = checked_points(ctx, at);
+  const equations::Context& ctx = spec_.math.context;
+  checked_points(ctx, at);
   if (expressions.empty()) return MatrixD(at.rows(), 0);
-  std::string key = "given\n" + std::to_string(at.rows()) + "\n" + joined(expressions);
+  const auto value_columns = std::max<Eigen::Index>(1, field_values.cols());
+  std::string key = "given\n" + std::to_string(at.rows()) + "\n" + std::to_string(value_columns) +
+                    "\n" + joined(expressions, "\n");
   for (const auto& [f, e] : field_expressions) key += "\n" + f + "=" + e;
   for (const auto& [f, c] : field_columns) key += "\n" + f + "@" + std::to_string(c);
-  ExpressionEvaluator& ev = expression_evaluators_[key];
-  if (!ev.exe) {
+  const auto build = [&](const nn::Network& net, Var points) {
     const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
     for (std::size_t e = 0; e < eqs.size(); ++e)
       for (const auto& [field, needs] : equations::analyze(eqs[e], ctx).fields) {
@@ -726,13 +655,10 @@ MatrixD Problem::evaluate_expressions_given(
                           "', which the reference gives as values only (an exact solution as "
                           "expressions has derivatives)");
       }
-    const std::string name = "given" + std::to_string(expression_evaluators_.size());
-    const Var points = graph_->input(name, {at.rows(), dim});
-    const auto value_columns =
-        static_cast<Eigen::Index>(std::max<Eigen::Index>(1, field_values.cols()));
-    const Var values = graph_->input(name + "_values", {at.rows(), value_columns});
-    equations::LowerInputs inputs{
-        .coordinates = points, .outputs = fields_at(points), .param_prefix = spec_.param_prefix};
+    const Var values = points.graph->input(kValues, {at.rows(), value_columns});
+    equations::LowerInputs inputs{.coordinates = points,
+                                  .outputs = fields_at(net, points),
+                                  .param_prefix = spec_.pinn.param_prefix};
     for (const auto& [field, column] : field_columns) inputs.fields[field] = col(values, column);
     std::vector<std::string> exact_texts, exact_fields;
     for (const auto& [field, text] : field_expressions) {
@@ -742,37 +668,27 @@ MatrixD Problem::evaluate_expressions_given(
     if (!exact_texts.empty()) {
       const std::vector<equations::Equation> exact = equations::parse_all(exact_texts, ctx);
       Taylor values_only(equations::plan_for(exact, ctx, points));
-      const std::vector<Var> lowered = equations::lower(exact, ctx, inputs, values_only);
+      std::vector<Var> lowered = equations::lower(exact, ctx, inputs, values_only);
+      broadcast_rows(lowered, at.rows());
       for (std::size_t k = 0; k < exact_fields.size(); ++k)
-        inputs.fields[exact_fields[k]] = lowered[k].shape().rows == at.rows()
-                                             ? lowered[k]
-                                             : broadcast(lowered[k], {at.rows(), 1});
+        inputs.fields[exact_fields[k]] = lowered[k];
     }
     Taylor taylor(equations::plan_for(eqs, ctx, points));
     std::vector<Var> out = equations::lower(eqs, ctx, inputs, taylor);
-    for (Var& v : out)
-      if (v.shape().rows != at.rows()) v = broadcast(v, {at.rows(), 1});
-    ev.exe = std::make_unique<compiler::Executable>(out, compile_);
-    ev.points = name;
-    ev.values = name + "_values";
-  }
-  for (const auto& [n, value] : objective_->layout().unflatten(theta)) ev.exe->set(n, value);
-  ev.exe->set(ev.points, at);
-  ev.exe->set(distance_bindings(ev.points, at));
-  ev.exe->set(ev.values, field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1));
-  ev.exe->run();
+    broadcast_rows(out, at.rows());
+    return out;
+  };
+  Program& p = program(key, at.rows(), value_columns, build);
+  const MatrixD values = field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1);
+  run(p, theta, at, &values);
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = ev.exe->output(e).col(0);
+    result.col(static_cast<Eigen::Index>(e)) = p.exe->output(e).col(0);
   return result;
 }
 
 Bindings Problem::resample(std::uint64_t seed) const {
-  Bindings out;
-  out[kInterior] = interior_points(seed);
-  for (std::size_t k = 0; k < spec_.conditions.size(); ++k)
-    if (spec_.conditions[k].kind != Condition::Kind::data)
-      sample_condition(spec_.conditions[k], k, seed, out);
+  Bindings out = sample(seed, /*with_data=*/false);
   add_distances(out);
   return out;
 }
@@ -784,26 +700,17 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
     throw UserError("problem: adaptive sampling needs at least as many candidates (" +
                     std::to_string(candidates) + ") as interior points (" + std::to_string(n) +
                     ")");
-  geometry::SampleOptions o = spec_.sampling;
+  const Mathematics& m = spec_.math;
+  geometry::SampleOptions o = spec_.pinn.sampling;
   o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0) ^ 0x5bd1e995ULL;
   const MatrixD pool =
-      geometry::sample_interior(*spec_.domain, static_cast<std::size_t>(candidates), o).points;
-  if (!candidate_residual_ || candidate_rows_ != pool.rows()) {
-    const Var at = graph_->input("candidates", {pool.rows(), pool.cols()});
-    const std::vector<equations::Equation> eqs{equations::parse(spec_.equations[0], spec_.context)};
-    Taylor taylor(equations::plan_for(eqs, spec_.context, at));
-    const std::vector<Var> out{equations::lower(
-        eqs[0], spec_.context,
-        {.coordinates = at, .outputs = fields_at(at), .param_prefix = spec_.param_prefix}, taylor)};
-    candidate_residual_ = std::make_unique<compiler::Executable>(out, compile_);
-    candidate_rows_ = pool.rows();
-  }
-  for (const auto& [name, value] : objective_->layout().unflatten(theta))
-    candidate_residual_->set(name, value);
-  candidate_residual_->set("candidates", pool);
-  candidate_residual_->set(distance_bindings("candidates", pool));
-  candidate_residual_->run();
-  const MatrixD r = candidate_residual_->output(0).abs().pow(k);
+      geometry::sample_interior(*m.domain, static_cast<std::size_t>(candidates), o).points;
+  Program& p = program("candidates\n" + std::to_string(pool.rows()), pool.rows(), 0,
+                       [&](const nn::Network& net, Var at) {
+                         return lower_at(net, at, {equations::parse(m.equations[0], m.context)});
+                       });
+  run(p, theta, pool);
+  const MatrixD r = p.exe->output(0).abs().pow(k);
   const double mean = r.mean();
   // Weighted sampling without replacement (Efraimidis & Spirakis): the n largest u^(1/w).
   std::mt19937_64 rng(o.seed + 1);
@@ -817,8 +724,8 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
                     [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<Eigen::Index> chosen;
   for (Eigen::Index i = 0; i < n; ++i) chosen.push_back(keys[static_cast<std::size_t>(i)].second);
-  const int t = spec_.context.time_index();
-  if (spec_.time_chunks > 1)
+  const int t = m.context.time_index();
+  if (spec_.pinn.time_chunks > 1)
     std::stable_sort(chosen.begin(), chosen.end(),
                      [&](Eigen::Index a, Eigen::Index b) { return pool(a, t) < pool(b, t); });
   MatrixD picked(n, pool.cols());

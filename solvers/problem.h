@@ -1,160 +1,51 @@
 // A PINN problem declared as mathematics and assembled into one compiled training step
-// (docs/design.md section 9): a domain, fields and equations, conditions on boundary pieces,
-// initial conditions, data, and a network. Every condition is an equation evaluated on its own
-// sampled points, lowered through its own Taylor plan into the same graph.
+// (docs/design.md section 9): a ProblemSpec (solvers/spec.h) holds the mathematics (domain,
+// fields, equations, conditions), the PINN's discretization of it (network, sampling, weights,
+// hard constraints, time chunks) and the compile options. Every condition is an equation
+// evaluated on its own sampled points, lowered through its own Taylor plan into the same graph.
 //
-//   solvers::ProblemSpec spec;
-//   spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);       // x, t
-//   spec.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / pi);
-//   spec.equations = {"u_t + u*u_x - nu*u_xx"};
-//   spec.conditions = {
-//       {.kind = solvers::Condition::Kind::initial_value, .value = "-sin(pi*x)"},
-//       {.kind = solvers::Condition::Kind::dirichlet, .on = "spatial", .value = "0"}};
-//   spec.network.hidden = {20, 20, 20, 20};
+//   solvers::ProblemSpec spec;  // spec.math, spec.pinn, spec.compile: see solvers/spec.h
+//   ...
 //   solvers::Problem problem(spec);
 //   Eigen::VectorXd theta = problem.initial_theta(/*seed=*/0);
 //   solvers::Trainer trainer(problem.objective(), stages);
 //   trainer.train(theta);
 //   MatrixD u = problem.evaluate(theta, points);          // fields at any points
 //
-// Conditions (residual = 0 on the condition's points; `value` is an expression g of the
-// coordinates, constants and parameters):
-//   dirichlet      u - g                                  on piece `on` ("" = whole boundary)
-//   neumann        dot(n, grad(u)) - g                    (n: the outward unit normal)
-//   robin          alpha u + beta dot(n, grad(u)) - g
-//   initial_value  u - g                                  on the time product's initial face
-//   initial_rate   u_t - g                                on the initial face
-//   periodic       d^k u/dc^k (lower face) - d^k u/dc^k (upper face), k = 0..derivatives, for
-//                  coordinate c of an axis-aligned domain: points paired across the two faces
-//   data           u(points) - values                    (inverse problems; no sampling)
-//   residual       any expression = 0 on the piece (e.g. "u_x + u")
-// A condition holds on the piece `on`, sampled with `points` points, or at the fixed points `at`
-// (a piece of measure zero, like the corner "x == 0 and y == 0", cannot be sampled: an error
-// that points at `at`).
-// Trainable constants are Context params: graph params named param_prefix + name, trained with
-// the network (the Objective's parameters include them).
+// Evaluation (evaluate, evaluate_expressions, evaluate_expressions_given, adaptive_interior's
+// residual at the candidates) never touches the training graph: each program is built on a graph
+// of its own, the network rebuilt there from the same spec (so its parameters have the training
+// graph's names and take theta as they are), and kept in one cache of the last kCachedPrograms
+// programs used, keyed by what it computes and its points count.
 #pragma once
 
 #include <Eigen/Core>
+#include <cstdint>
+#include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
-#include "autodiff/options.h"
 #include "compiler/executable.h"
-#include "equations/context.h"
-#include "geometry/geometry.h"
-#include "geometry/sampler.h"
+#include "equations/parser.h"
 #include "nn/network.h"
 #include "solvers/communicator.h"
 #include "solvers/objective.h"
+#include "solvers/spec.h"
 
 namespace jetpde::solvers {
 
-// A UserError about one entry of a ProblemSpec: `entry` names it as a config does
-// ("conditions[2]", "hard_constraints[0]"), `detail` says what is wrong with it. what() is
-// "<label>: <detail>" ("condition 3 (dirichlet): ..."); io/ puts the config's file:line:column
-// and the entry in front of the detail instead.
-class SpecError : public UserError {
- public:
-  SpecError(std::string entry, const std::string& label, std::string detail)
-      : UserError(label + ": " + detail), entry_(std::move(entry)), detail_(std::move(detail)) {}
-  const std::string& entry() const { return entry_; }
-  const std::string& detail() const { return detail_; }
-
- private:
-  std::string entry_, detail_;
-};
-
-struct Condition {
-  enum class Kind {
-    dirichlet,
-    neumann,
-    robin,
-    periodic,
-    initial_value,
-    initial_rate,
-    data,
-    residual
-  };
-  Kind kind = Kind::dirichlet;
-  std::string name;                // the loss term's name; default: the kind and the field
-  std::string field = "u";         // the field it constrains (all but residual)
-  std::string on;                  // boundary piece: a name or a predicate; "" = the whole boundary
-  std::string value = "0";         // g
-  double alpha = 1.0, beta = 1.0;  // robin
-  std::string coordinate;          // periodic
-  int derivatives = 0;             // periodic: orders 0..derivatives are matched
-  std::string expression;          // residual
-  int points = 256;                // sampled points (periodic: pairs); data: ignored
-  double weight = 1.0;             // initial loss weight
-  MatrixD data_points, data_values;  // data: [m, coordinates] and [m, 1]
-  // Instead of `on`: fixed points [m, coordinates] (pinning a pressure at a corner), each in the
-  // closed domain; normals (neumann, robin, residual) are the domain's outward_normals there.
-  // Empty (0 rows): sample `on`. dirichlet, neumann, robin and residual take points.
-  MatrixD at;
-};
-const options::EnumTable<Condition::Kind>& condition_kind_names();  // conditions[].kind
-Condition::Kind condition_kind_from_name(const std::string& name);  // UserError naming the known
-// UserError unless the condition's fixed points `at` fit: a kind that takes them, no `on` too,
-// one column per coordinate of `domain`, each point finite, in its bounds and in the closed domain.
-void check_fixed_points(const Condition& c, const geometry::Geometry& domain);
-std::string condition_kind_name(Condition::Kind kind);
-
-// A condition built into the field: field = g + D * N with N the network's output for the field,
-// so that field = g exactly where D = 0 (Lagaris et al. 1998; Sukumar & Srivastava 2022). D is an
-// expression of the coordinates, zero on the constrained pieces and nonzero inside; empty: from
-// the geometry for `on`, a comma-separated list of pieces (D is then the product):
-//   ""            the whole boundary
-//   "spatial"     the spatial boundary of a time product
-//   "initial"     the initial face of a time product: (t - t0) / (t1 - t0)
-//   a face name   of a box ("left", "x_min", ...): the normalized distance to that face
-// For a box, the whole boundary is the product over the coordinates of (c - lo)(hi - c) / (L/2)^2;
-// for a disk or sphere (r^2 - |x - c|^2) / r^2. For an STL part (the whole surface: on "" or
-// "surface"), the mesh's smooth approximate distance (geometry/mesh_adf.h; 1 at its maximum): not
-// an expression but a given leaf of each point set (autodiff/taylor.h), its value and the
-// derivative streams the equations need (to order 4) computed on the CPU in double whenever
-// that point set is bound: at construction, by resample() and adaptive_interior(), and by the
-// evaluators. A predicate piece (on: "z == 0") takes the distance to the triangles whose
-// vertices and centroid satisfy it (so a piece that cuts through triangles is rounded to whole
-// ones; one predicate per constraint). In a time product of an STL part, "spatial" is the
-// distance, "initial" and "final" the time faces' factors as for boxes, "" all three. Other
-// shapes need `distance`.
-struct HardConstraint {
-  std::string field = "u";
-  std::string value = "0";  // g: what the field equals where D = 0
-  std::string on;           // pieces for the automatic D
-  std::string distance;     // D, when given
-};
-
-struct ProblemSpec {
-  geometry::GeometryPtr domain;  // its coordinate names are the context's coordinates, in order
-  equations::Context context;
-  std::vector<std::string> equations;       // residuals in the interior, one loss term each
-  std::vector<std::string> equation_names;  // optional, one per equation (default pde, pde2, ...)
-  int interior_points = 2048;
-  std::vector<double> equation_weights;  // optional, one per equation (default 1)
-  std::vector<Condition> conditions;
-  std::vector<HardConstraint> hard_constraints;  // at most one per field
-  nn::NetworkSpec network;                       // inputs and outputs are set from the context
-  geometry::SampleOptions sampling;
-  int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
-  compiler::PrecisionPolicy precision = compiler::PrecisionPolicy::fp32;
-  compiler::Backend backend = compiler::Backend::cpu;
-  bool backend_required = false;  // a backend that cannot run is an error, not a fallback
-  std::string param_prefix = "pde_";
-};
-
 class Problem {
  public:
-  // Samples every point set, builds the graph, compiles the objective. UserError, naming the
-  // condition or equation, for anything that does not fit: coordinates that differ from the
-  // domain's, an unknown field, an empty boundary piece, an initial condition without time, a
-  // periodic coordinate the domain is not a box in, data of the wrong shape.
+  // Checks the spec, samples every point set, builds the graph, compiles the objective.
+  // UserError, naming the condition or equation, for anything that does not fit: coordinates
+  // that differ from the domain's, an unknown field, an empty boundary piece, an initial
+  // condition without time, a periodic coordinate the domain is not a box in, data of the wrong
+  // shape, condition options that are not one per condition.
   // Points are sampled with rank_seed(seed, communicator.rank()): each rank its own, rank 0 (and
   // a serial run) those of `seed`. The communicator is not owned and must outlive the problem.
   explicit Problem(ProblemSpec spec, const Communicator& communicator = serial_communicator());
@@ -163,7 +54,10 @@ class Problem {
   Objective& objective() { return *objective_; }
   const nn::Network& network() const { return *network_; }
   const ProblemSpec& spec() const { return spec_; }
-  // The network's initial parameters from `seed`, and the trainable constants' initial values.
+  const Mathematics& math() const { return spec_.math; }
+  // The training graph (the objective's residuals); evaluation adds nothing to it.
+  const Graph& graph() const { return *graph_; }
+  // The initial parameters from `seed`, and the trainable constants' initial values.
   Eigen::VectorXd initial_theta(std::uint64_t seed) const;
   // A trainable constant's value in theta.
   double param(const Eigen::VectorXd& theta, const std::string& name) const;
@@ -193,44 +87,83 @@ class Problem {
   Bindings adaptive_interior(const Eigen::VectorXd& theta, int candidates, std::uint64_t seed,
                              double k = 1.0, double c = 1.0);
 
- private:
-  // The fields at the points of input `at`, [n, fields], hard constraints applied.
-  Var fields_at(Var at);
-  MatrixD interior_points(std::uint64_t seed) const;
-  // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
-  // to the input `name`: empty when no hard constraint uses it or these points' graph does not.
-  Bindings distance_bindings(const std::string& name, const MatrixD& points) const;
-  // distance_bindings of every point set in `points`, added to it.
-  void add_distances(Bindings& points) const;
-  void sample_condition(const Condition& c, std::size_t index, std::uint64_t seed,
-                        Bindings& out) const;
+  // The evaluation programs kept (at most kCachedPrograms; the least recently used goes first).
+  static constexpr std::size_t kCachedPrograms = 16;
+  std::size_t cached_programs() const { return programs_.size(); }
 
-  ProblemSpec spec_;
-  const Communicator* communicator_;
-  std::unique_ptr<Graph> graph_;
-  std::unique_ptr<nn::Network> network_;
-  std::vector<Var> params_;
-  std::vector<std::string> pde_params_;                  // trainable constants, by name
-  std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
-  std::vector<std::string> hard_mesh_piece_;      // per field: the STL piece's predicate ("": all)
-  std::string mesh_tag(std::size_t field) const;  // the tag of its mesh distance's given leaf
-  std::unique_ptr<Objective> objective_;
-  std::map<std::int64_t, std::unique_ptr<compiler::Executable>> evaluators_;
-  struct ExpressionEvaluator {
-    std::string points;  // the name of its points input
-    std::string values;  // evaluate_expressions_given: the name of its field-values input
-    std::unique_ptr<compiler::Executable> exe;
-  };
-  std::map<std::string, ExpressionEvaluator> expression_evaluators_;  // by count and expressions
+ private:
+  // The last values of the mesh distance's given leaves and streams, by leaf: the same points
+  // bound again (an evaluator's grid at every validation) are not computed again.
   struct DistanceCache {
     MatrixD points;
     std::size_t streams = 0;
     Bindings bindings;
   };
-  mutable std::map<std::string, DistanceCache> distance_cache_;  // by given leaf: the last
-  std::unique_ptr<compiler::Executable> candidate_residual_;
-  std::int64_t candidate_rows_ = 0;
-  compiler::CompileOptions compile_;
+  using DistanceCaches = std::map<std::string, DistanceCache>;
+  // An evaluation program on its own graph: input "points" [m, coordinates] (and "values" for
+  // evaluate_expressions_given), the network's and the trainable constants' params by name.
+  struct Program {
+    std::unique_ptr<Graph> graph;
+    std::unique_ptr<compiler::Executable> exe;
+    bool values = false;       // has the input "values"
+    DistanceCaches distances;  // its points' mesh distances, last time
+  };
+  // The outputs of a program from its graph's network and points input.
+  using ProgramBuilder = std::function<std::vector<Var>(const nn::Network&, Var points)>;
+
+  // The constructor's stages, in order.
+  // Everything checkable before sampling: the mathematics, then the PINN's options.
+  void check() const;
+  // hard_value_ and hard_distance_ from the hard constraints (SpecError naming one).
+  void prepare_hard_constraints();
+  // Every point set (condition k's: "condition<k>", with "_normals", "_upper", "_values" as its
+  // kind needs), drawn with `seed`; data conditions' points only when `with_data`.
+  Bindings sample(std::uint64_t seed, bool with_data) const;
+  // The network on graph_, and one loss term per equation and per condition on `points`.
+  std::vector<LossTerm> build_graph(const Bindings& points);
+  // Condition k's loss term: its kind's residual builder on its inputs (SpecError naming it).
+  LossTerm condition_term(std::size_t k, const Bindings& points);
+  // graph_'s input for the point set `name` of `points`, of its shape.
+  Var input_like(const Bindings& points, const std::string& name);
+  // The objective of `terms` with the trainable constants, bound to `points`, with the weights.
+  void build_objective(std::vector<LossTerm> terms, Bindings points);
+
+  // The fields at the points of input `at`, [n, fields], from `net`, hard constraints applied.
+  Var fields_at(const nn::Network& net, Var at) const;
+  // Expressions of those fields at `at` (with `normal` as n when given), through their own
+  // Taylor plan: a residual, a condition's expression, an evaluated quantity.
+  std::vector<Var> lower_at(const nn::Network& net, Var at,
+                            const std::vector<equations::Equation>& eqs, Var normal = {}) const;
+  MatrixD interior_points(std::uint64_t seed) const;
+  void sample_condition(std::size_t k, std::uint64_t seed, Bindings& out) const;
+  // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
+  // to the input `name` of `graph`: empty when no hard constraint uses it or that input's graph
+  // does not.
+  Bindings distance_bindings(Graph& graph, const std::string& name, const MatrixD& points,
+                             DistanceCaches& cache) const;
+  // distance_bindings of every point set in `points` (inputs of the training graph), added to it.
+  void add_distances(Bindings& points) const;
+  std::string mesh_tag(std::size_t field) const;  // the tag of its mesh distance's given leaf
+  // The cached program for `key`, built by `build` on a fresh graph for `rows` points when not
+  // cached (then the least recently used one is dropped when the cache is full).
+  Program& program(const std::string& key, Eigen::Index rows, Eigen::Index value_columns,
+                   const ProgramBuilder& build);
+  // Binds theta and `points` (with their mesh distances) and `values` to `p` and runs it.
+  void run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,
+           const MatrixD* values = nullptr) const;
+
+  ProblemSpec spec_;
+  const Communicator* communicator_;
+  nn::NetworkSpec network_spec_;  // spec_.pinn.network with the inputs and outputs set
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<nn::Network> network_;
+  std::vector<std::string> pde_params_;                  // trainable constants, by name
+  std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
+  std::vector<std::string> hard_mesh_piece_;  // per field: the STL piece's predicate ("": all)
+  std::vector<double> term_weights_;          // per loss term, from the spec
+  std::unique_ptr<Objective> objective_;
+  std::list<std::pair<std::string, Program>> programs_;  // most recently used first
+  mutable DistanceCaches distance_cache_;                // the training graph's point sets
 };
 
 }  // namespace jetpde::solvers

@@ -71,17 +71,17 @@ Solution::Solution(Solution&&) noexcept = default;
 Solution& Solution::operator=(Solution&&) noexcept = default;
 Solution::~Solution() = default;
 
-const geometry::Geometry& Solution::domain() const { return *problem_->spec().domain; }
+const geometry::Geometry& Solution::domain() const { return *problem_->math().domain; }
 
 const std::vector<std::string>& Solution::coordinate_names() const {
-  return problem_->spec().domain->coordinate_names();
+  return problem_->math().domain->coordinate_names();
 }
 
 const std::vector<std::string>& Solution::field_names() const {
-  return problem_->spec().context.field_names();
+  return problem_->math().context.field_names();
 }
 
-bool Solution::has_time() const { return problem_->spec().context.time_index() >= 0; }
+bool Solution::has_time() const { return problem_->math().context.time_index() >= 0; }
 
 MatrixD Solution::fields(const MatrixD& points) const { return problem_->evaluate(theta_, points); }
 
@@ -91,21 +91,21 @@ MatrixD Solution::evaluate(const MatrixD& points,
 }
 
 std::vector<std::pair<std::string, std::string>> Solution::residuals() const {
-  const ProblemSpec& spec = problem_->spec();
+  const Mathematics& math = problem_->math();
   std::vector<std::pair<std::string, std::string>> out;
-  for (std::size_t e = 0; e < spec.equations.size(); ++e)
+  for (std::size_t e = 0; e < math.equations.size(); ++e)
     out.emplace_back(
         "residual_" +
-            (spec.equation_names.empty()
-                 ? (spec.equations.size() == 1 ? std::string("pde") : "pde" + std::to_string(e + 1))
-                 : spec.equation_names[e]),
-        spec.equations[e]);
+            (math.equation_names.empty()
+                 ? (math.equations.size() == 1 ? std::string("pde") : "pde" + std::to_string(e + 1))
+                 : math.equation_names[e]),
+        math.equations[e]);
   return out;
 }
 
 std::map<std::string, double> Solution::parameters() const {
   std::map<std::string, double> out;
-  for (const equations::Symbol* s : problem_->spec().context.symbols(equations::SymbolKind::param))
+  for (const equations::Symbol* s : problem_->math().context.symbols(equations::SymbolKind::param))
     out[s->name] = problem_->param(theta_, s->name);
   return out;
 }
@@ -121,7 +121,8 @@ std::vector<std::pair<std::string, double>> Solution::losses() const {
 }
 
 std::string Solution::precision() const {
-  return compiler::precision_name(compiler::resolve_auto(problem_->spec().precision));
+  return compiler::precision_name(
+      compiler::resolve_auto(problem_->spec().compile.pipeline.precision));
 }
 
 compiler::Backend Solution::backend() const { return problem_->objective().executable().backend(); }

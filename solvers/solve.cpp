@@ -21,19 +21,19 @@ constexpr Eigen::Index kValidationBlock = 16384;  // points per evaluation (boun
 
 // The grid of an exact-solution validation up to 3 dimensions: points per spatial axis, and the
 // time levels (0: no time).
-GridSpec validation_grid(const ProblemSpec& spec, bool has_time) {
-  const int space = spec.domain->bounds().dim() - (has_time ? 1 : 0);
+GridSpec validation_grid(const Mathematics& math, bool has_time) {
+  const int space = math.domain->bounds().dim() - (has_time ? 1 : 0);
   return {.counts = {space == 1 ? 256 : space == 2 ? 101 : 31}, .time_steps = has_time ? 101 : 0};
 }
 
 // How many points an exact-solution validation uses: reference.points sampled ones, else a grid
 // up to 3 dimensions (time included), kSampledValidationPoints sampled ones above.
-long long validation_point_count(const Reference& ref, const ProblemSpec& spec) {
+long long validation_point_count(const Reference& ref, const Mathematics& math) {
   if (ref.points > 0) return ref.points;
-  const int dims = spec.domain->bounds().dim();
+  const int dims = math.domain->bounds().dim();
   if (dims > 3) return kSampledValidationPoints;
-  const bool has_time = spec.context.time_index() >= 0;
-  const GridSpec g = validation_grid(spec, has_time);
+  const bool has_time = math.context.time_index() >= 0;
+  const GridSpec g = validation_grid(math, has_time);
   long long n = 1;
   for (int d = 0; d < dims - (has_time ? 1 : 0); ++d) n *= g.counts[0];
   return has_time ? n * g.time_steps : n;
@@ -51,9 +51,9 @@ double available_memory() {
 
 // Before training: a validation at `points` points fits in half the memory available, or a
 // UserError says how many points fit.
-void check_validation_size(const ProblemSpec& spec, long long points) {
-  const auto dims = static_cast<double>(spec.domain->bounds().dim());
-  const auto fields = static_cast<double>(spec.context.field_names().size());
+void check_validation_size(const Mathematics& math, long long points) {
+  const auto dims = static_cast<double>(math.domain->bounds().dim());
+  const auto fields = static_cast<double>(math.context.field_names().size());
   const double per_point = dims + 3 * fields;  // values of 8 bytes per point
   const double available = available_memory();
   const double needed = static_cast<double>(points) * per_point * 8;
@@ -68,27 +68,27 @@ void check_validation_size(const ProblemSpec& spec, long long points) {
 
 // Points to measure the error at: the reference data's, or for an exact solution
 // validation_point_count() points (a grid, or sampled in the domain).
-MatrixD validation_set(const Reference& ref, const ProblemSpec& spec, std::uint64_t seed) {
+MatrixD validation_set(const Reference& ref, const Mathematics& math, std::uint64_t seed) {
   if (ref.data) return ref.data->points;
-  const long long n = validation_point_count(ref, spec);
-  check_validation_size(spec, n);
-  const bool has_time = spec.context.time_index() >= 0;
-  if (ref.points > 0 || spec.domain->bounds().dim() > 3)
-    return geometry::sample_interior(*spec.domain, static_cast<std::size_t>(n),
+  const long long n = validation_point_count(ref, math);
+  check_validation_size(math, n);
+  const bool has_time = math.context.time_index() >= 0;
+  if (ref.points > 0 || math.domain->bounds().dim() > 3)
+    return geometry::sample_interior(*math.domain, static_cast<std::size_t>(n),
                                      {.method = geometry::SampleMethod::sobol, .seed = seed})
         .points;
   std::vector<int> dims;
   std::vector<double> times;
   const MatrixD grid =
-      spatial_grid(*spec.domain, validation_grid(spec, has_time), has_time, &dims, &times);
+      spatial_grid(*math.domain, validation_grid(math, has_time), has_time, &dims, &times);
   const MatrixD all = with_times(grid, times);
-  if (spec.domain->is_box()) return all;
+  if (math.domain->is_box()) return all;
   // The grid spans the bounding box; the error is measured in the closed domain only (a hole,
   // the corners around a disk or an STL part are not trained, and would dominate it).
-  const MatrixD d = spec.domain->signed_distance(all);
+  const MatrixD d = math.domain->signed_distance(all);
   const auto count = static_cast<Eigen::Index>((d.array() <= 0).count());
   if (count == 0)  // a domain too thin for the grid: points sampled in it instead
-    return geometry::sample_interior(*spec.domain, static_cast<std::size_t>(n),
+    return geometry::sample_interior(*math.domain, static_cast<std::size_t>(n),
                                      {.method = geometry::SampleMethod::sobol, .seed = seed})
         .points;
   MatrixD inside(count, all.cols());
@@ -148,7 +148,7 @@ struct DerivedMetrics {
   DerivedMetrics(const Reference& r, std::uint64_t seed, Problem& problem, const MatrixD& points,
                  const std::vector<std::string>& fields, const MatrixD& values) {
     if (r.metrics.empty()) return;
-    const equations::Context& context = problem.spec().context;
+    const equations::Context& context = problem.math().context;
     for (const auto& [name, text] : r.metrics) {
       names.push_back(name);
       texts.push_back(text);
@@ -203,10 +203,10 @@ double clock_seconds() {
 }
 
 ExactSolution exact_solution(const Reference& ref, Problem& p) {
-  const ProblemSpec& spec = p.spec();
+  const Mathematics& math = p.math();
   if (ref.function) return ref.function;
   if (ref.exact == "burgers_sine") {
-    const equations::Symbol* nu = spec.context.find("nu");
+    const equations::Symbol* nu = math.context.find("nu");
     if (!nu)
       throw UserError("reference.exact: burgers_sine takes nu from the constants: declare nu");
     const double value = nu->value;
@@ -216,7 +216,7 @@ ExactSolution exact_solution(const Reference& ref, Problem& p) {
     throw UserError("reference.exact: unknown exact solution '" + ref.exact +
                     "' (known: burgers_sine, none)");
   if (ref.expressions.empty()) return {};
-  const std::vector<std::string>& fields = spec.context.field_names();
+  const std::vector<std::string>& fields = math.context.field_names();
   std::vector<std::string> texts;
   for (const std::string& f : fields) {
     const auto e = ref.expressions.find(f);
@@ -254,11 +254,11 @@ Device device_from_name(const std::string& name) {
 
 void choose_device(Device device, bool required, ProblemSpec& spec,
                    const std::function<void(const std::string&)>& warn) {
-  spec.backend = compiler::Backend::cpu;
+  spec.compile.backend = compiler::Backend::cpu;
   if (device == Device::cpu) return;
   std::string why;
   if (compiler::backend_can_run(compiler::Backend::cuda, {}, &why)) {
-    spec.backend = compiler::Backend::cuda;
+    spec.compile.backend = compiler::Backend::cuda;
     return;
   }
   if (device == Device::automatic) return;
@@ -281,7 +281,7 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
   for (const Stage& s : o.stages) total_steps_ += s.steps;
   if (o.resample_every > 0) {
     const int candidates =
-        o.adaptive_candidates > 0 ? o.adaptive_candidates : 8 * p.spec().interior_points;
+        o.adaptive_candidates > 0 ? o.adaptive_candidates : 8 * p.spec().pinn.interior_points;
     trainer_->resample_every(o.resample_every, [&p, seed = o.seed, adaptive = o.adaptive,
                                                 candidates](int step, const Eigen::VectorXd& th) {
       const std::uint64_t at = seed + static_cast<std::uint64_t>(step);
@@ -296,11 +296,11 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
     // Validation: the error metrics of the compared fields and the derived metrics, every
     // reference.every steps (else at the end).
     const Reference& ref = o.reference;
-    const equations::Context& context = p.spec().context;
+    const equations::Context& context = p.math().context;
     const std::vector<std::string> fields = ref.data ? ref.data->fields : context.field_names();
     std::vector<Eigen::Index> columns;
     for (const std::string& f : fields) columns.push_back(context.field_index(f));
-    const MatrixD points = validation_set(ref, p.spec(), o.seed);
+    const MatrixD points = validation_set(ref, p.math(), o.seed);
     validation_points_ = points.rows();
     const MatrixD values = ref.data ? ref.data->values : in_blocks(points, exact_);
     auto derived = std::make_shared<const DerivedMetrics>(ref, o.seed, p, points, fields, values);

@@ -83,9 +83,9 @@ enum class Device { automatic, cpu, cuda };
 const options::EnumTable<Device>& device_names();
 Device device_from_name(const std::string& name);
 
-// Where the compiled programs run: the spec's backend (and whether it must run there). automatic:
-// cuda where it can run, else the CPU; cuda: cuda, UserError where it cannot and `required`,
-// else the CPU with a warning (to `warn`; empty: to stderr).
+// Where the compiled programs run: the spec's compile.backend (and whether it must run there).
+// automatic: cuda where it can run, else the CPU; cuda: cuda, UserError where it cannot and
+// `required`, else the CPU with a warning (to `warn`; empty: to stderr).
 void choose_device(Device device, bool required, ProblemSpec& spec,
                    const std::function<void(const std::string&)>& warn = {});
 

@@ -60,12 +60,12 @@ Reference burgers_reference(const std::string& dir) {
 
 solvers::ProblemSpec burgers_spec(std::uint64_t seed) {
   solvers::ProblemSpec spec;
-  spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
-  spec.context.fields({"u"}).coordinates({"x"}).time("t");
-  spec.equations = {};
-  spec.interior_points = 10000;
-  spec.network.hidden = std::vector<int>(8, 20);  // Raissi et al.: 8 hidden layers of 20
-  spec.sampling = {.method = geometry::SampleMethod::latin_hypercube, .seed = seed};
+  spec.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"}).time("t");
+  spec.math.equations = {};
+  spec.pinn.interior_points = 10000;
+  spec.pinn.network.hidden = std::vector<int>(8, 20);  // Raissi et al.: 8 hidden layers of 20
+  spec.pinn.sampling = {.method = geometry::SampleMethod::latin_hypercube, .seed = seed};
   return spec;
 }
 
@@ -79,10 +79,11 @@ AccuracyResult burgers(const AccuracyOptions& o) {
   }
   const Reference ref = burgers_reference(o.data_dir);
   solvers::ProblemSpec spec = burgers_spec(o.seed);
-  spec.context.constant("nu", 0.01 / kPi);
-  spec.equations = {"u_t + u*u_x - nu*u_xx"};
-  spec.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)", .points = 200},
-                     {.kind = Kind::dirichlet, .on = "spatial", .value = "0", .points = 200}};
+  spec.math.context.constant("nu", 0.01 / kPi);
+  spec.math.equations = {"u_t + u*u_x - nu*u_xx"};
+  spec.math.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)"},
+                          {.kind = Kind::dirichlet, .on = "spatial", .value = "0"}};
+  spec.pinn.conditions = {{.points = 200}, {.points = 200}};
   solvers::Problem p(spec);
   Eigen::VectorXd theta = p.initial_theta(o.seed);
   solvers::Trainer trainer(p.objective(), adam_then_lbfgs(5000, 20000, o.scale));
@@ -121,10 +122,10 @@ AccuracyResult burgers_inverse(const AccuracyOptions& o) {
   for (auto& v : data.data_values.reshaped()) v += noise(rng);
   solvers::ProblemSpec spec = burgers_spec(o.seed);
   // nu = exp(log_nu): positive, and the optimizer moves its logarithm (as Raissi et al. do).
-  spec.context.param("log_nu", std::log(0.01));
-  spec.equations = {"u_t + u*u_x - exp(log_nu)*u_xx"};
-  spec.interior_points = 5000;
-  spec.conditions = {data};
+  spec.math.context.param("log_nu", std::log(0.01));
+  spec.math.equations = {"u_t + u*u_x - exp(log_nu)*u_xx"};
+  spec.pinn.interior_points = 5000;
+  spec.math.conditions = {data};
   solvers::Problem p(spec);
   Eigen::VectorXd theta = p.initial_theta(o.seed);
   solvers::Trainer trainer(p.objective(), adam_then_lbfgs(5000, 20000, o.scale));
@@ -145,15 +146,16 @@ AccuracyResult plate4(const AccuracyOptions& o) {
   AccuracyResult result;
   result.target = "rel_l2 <= 1e-2";
   solvers::ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {
       "laplacian(laplacian(u))/pi^4 - 4*(4*cos(2*pi*x)*cos(2*pi*y) - cos(2*pi*x) - cos(2*pi*y))"};
-  spec.interior_points = 2000;
-  spec.conditions = {{.kind = Kind::dirichlet, .value = "0", .points = 400, .weight = 10},
-                     {.kind = Kind::neumann, .value = "0", .points = 400}};
-  spec.network.hidden = {32, 32, 32};
-  spec.sampling = {.method = geometry::SampleMethod::sobol, .seed = o.seed};
+  spec.pinn.interior_points = 2000;
+  spec.math.conditions = {{.kind = Kind::dirichlet, .value = "0"},
+                          {.kind = Kind::neumann, .value = "0"}};
+  spec.pinn.conditions = {{.points = 400, .weight = 10}, {.points = 400}};
+  spec.pinn.network.hidden = {32, 32, 32};
+  spec.pinn.sampling = {.method = geometry::SampleMethod::sobol, .seed = o.seed};
   solvers::Problem p(spec);
   Eigen::VectorXd theta = p.initial_theta(o.seed);
   solvers::Trainer trainer(p.objective(), adam_then_lbfgs(3000, 5000, o.scale));
@@ -175,16 +177,17 @@ AccuracyResult bvp6(const AccuracyOptions& o) {
   AccuracyResult result;
   result.target = "rel_l2 <= 1e-3";
   solvers::ProblemSpec spec;
-  spec.domain = geometry::interval(0, 1);
-  spec.context.fields({"u"}).coordinates({"x"});
-  spec.equations = {"d(u, x, 6)/pi^6 + sin(pi*x)"};
-  spec.interior_points = 200;
+  spec.math.domain = geometry::interval(0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"});
+  spec.math.equations = {"d(u, x, 6)/pi^6 + sin(pi*x)"};
+  spec.pinn.interior_points = 200;
   for (const char* end : {"x == 0", "x == 1"})
-    for (const char* expr : {"u", "u_xx/pi^2", "d(u, x, 4)/pi^4"})
-      spec.conditions.push_back(
-          {.kind = Kind::residual, .on = end, .expression = expr, .points = 1});
-  spec.network.hidden = {20, 20, 20};
-  spec.sampling = {.method = geometry::SampleMethod::grid, .seed = o.seed};
+    for (const char* expr : {"u", "u_xx/pi^2", "d(u, x, 4)/pi^4"}) {
+      spec.math.conditions.push_back({.kind = Kind::residual, .on = end, .expression = expr});
+      spec.pinn.conditions.push_back({.points = 1});
+    }
+  spec.pinn.network.hidden = {20, 20, 20};
+  spec.pinn.sampling = {.method = geometry::SampleMethod::grid, .seed = o.seed};
   solvers::Problem p(spec);
   Eigen::VectorXd theta = p.initial_theta(o.seed);
   solvers::Trainer trainer(p.objective(), adam_then_lbfgs(2000, 5000, o.scale));

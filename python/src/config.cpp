@@ -29,9 +29,10 @@ void define_config(py::module_& m) {
       .def_property_readonly("seed", [](const io::RunConfig& c) { return c.seed; })
       .def_property_readonly("threads", [](const io::RunConfig& c) { return c.threads; })
       .def_property_readonly(
-          "coordinates", [](const io::RunConfig& c) { return c.spec.domain->coordinate_names(); })
-      .def_property_readonly("fields",
-                             [](const io::RunConfig& c) { return c.spec.context.field_names(); })
+          "coordinates",
+          [](const io::RunConfig& c) { return c.spec.math.domain->coordinate_names(); })
+      .def_property_readonly(
+          "fields", [](const io::RunConfig& c) { return c.spec.math.context.field_names(); })
       .def_property_readonly(
           "yaml", [](const io::RunConfig& c) { return dump(c.resolved); },
           "The resolved config as YAML (what the run folder's config.yaml holds).");

@@ -27,16 +27,16 @@ std::size_t count(long long n) {
 
 void define_geometry(py::module_& m) {
   m.def("domain_bounds", [](const io::RunConfig& c) {
-    const geometry::Bounds b = c.spec.domain->bounds();
+    const geometry::Bounds b = c.spec.math.domain->bounds();
     return std::make_pair(b.lo, b.hi);
   });
-  m.def("domain_pieces", [](const io::RunConfig& c) { return c.spec.domain->piece_names(); });
+  m.def("domain_pieces", [](const io::RunConfig& c) { return c.spec.math.domain->piece_names(); });
   m.def(
       "sample_interior",
       [](const io::RunConfig& c, long long n, const std::string& method, std::uint64_t seed) {
         const auto o = options(method, seed);
         py::gil_scoped_release released;
-        return geometry::sample_interior(*c.spec.domain, count(n), o).points;
+        return geometry::sample_interior(*c.spec.math.domain, count(n), o).points;
       },
       py::arg("config"), py::arg("n"), py::arg("method"), py::arg("seed"));
   m.def(
@@ -45,7 +45,8 @@ void define_geometry(py::module_& m) {
          std::uint64_t seed) {
         const auto o = options(method, seed);
         py::gil_scoped_release released;
-        const geometry::PointSet s = geometry::sample_boundary(*c.spec.domain, count(n), o, on);
+        const geometry::PointSet s =
+            geometry::sample_boundary(*c.spec.math.domain, count(n), o, on);
         return std::make_pair(s.points, s.normals);
       },
       py::arg("config"), py::arg("n"), py::arg("on"), py::arg("method"), py::arg("seed"));

@@ -74,11 +74,11 @@ std::shared_ptr<io::RunConfig> PySolution::config_copy() const {
 }
 
 const std::vector<std::string>& PySolution::coordinates() const {
-  return run_.config.spec.domain->coordinate_names();
+  return run_.config.spec.math.domain->coordinate_names();
 }
 
 const std::vector<std::string>& PySolution::fields() const {
-  return run_.config.spec.context.field_names();
+  return run_.config.spec.math.context.field_names();
 }
 
 std::vector<std::string> PySolution::loss_terms() const {
@@ -104,13 +104,13 @@ void PySolution::write_vti(const std::string& path, std::vector<int> grid,
                            const std::vector<std::string>& quantities) {
   if (fs::path(path).extension() != ".vti")
     throw UserError("write_vtk: '" + path + "': expected a .vti file name");
-  const geometry::Bounds b = run_.config.spec.domain->bounds();
+  const geometry::Bounds b = run_.config.spec.math.domain->bounds();
   const int dims = b.dim();
   if (dims > 3)
     throw UserError("write_vtk: the domain has " + std::to_string(dims) +
                     " coordinates; a .vti image has at most 3 axes (export() writes a spatial "
                     "grid per time level)");
-  const int time = run_.config.spec.context.time_index();
+  const int time = run_.config.spec.math.context.time_index();
   if (grid.empty()) {
     const std::vector<int>& g = run_.config.output.grid;
     for (int d = 0, s = 0; d < dims; ++d)
@@ -165,8 +165,8 @@ std::vector<std::string> PySolution::export_fields(const std::string& dir,
   io::GridSpec spec{grid.empty() ? o.grid : grid, time_steps > 0 ? time_steps : o.time_steps};
   for (int g : spec.counts)
     if (g < 2) throw UserError("export: grid: " + std::to_string(g) + " points; give at least 2");
-  const bool has_time = run_.config.spec.context.time_index() >= 0;
-  if (io::grid_point_count(*run_.config.spec.domain, spec, has_time) > kMaxGridPoints)
+  const bool has_time = run_.config.spec.math.context.time_index() >= 0;
+  if (io::grid_point_count(*run_.config.spec.math.domain, spec, has_time) > kMaxGridPoints)
     throw UserError("export: the grid has more than " + std::to_string(kMaxGridPoints) +
                     " points over its time levels; give fewer");
   std::error_code ec;

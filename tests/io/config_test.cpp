@@ -59,21 +59,21 @@ TEST(Config, DefaultsFillEveryKey) {
   EXPECT_EQ(c.resolved["output"]["checkpoint_every"].as<int>(), 1000);
   EXPECT_FALSE(c.resolved["reference"]["data"]);  // an optional object stays absent
   EXPECT_EQ(c.output.dir, "runs/b");
-  ASSERT_EQ(c.spec.conditions.size(), 2u);
-  EXPECT_EQ(c.spec.conditions[0].value, "-sin(pi*x)");
-  EXPECT_EQ(c.spec.context.coordinate_names(), (std::vector<std::string>{"x", "t"}));
-  EXPECT_NEAR(c.spec.context.find("nu")->value, 0.01 / 3.141592653589793, 1e-17);
+  ASSERT_EQ(c.spec.math.conditions.size(), 2u);
+  EXPECT_EQ(c.spec.math.conditions[0].value, "-sin(pi*x)");
+  EXPECT_EQ(c.spec.math.context.coordinate_names(), (std::vector<std::string>{"x", "t"}));
+  EXPECT_NEAR(c.spec.math.context.find("nu")->value, 0.01 / 3.141592653589793, 1e-17);
   EXPECT_EQ(c.stages.size(), 1u);
   EXPECT_EQ(c.stages[0].steps, 10);
-  ASSERT_TRUE(c.spec.network.normalization.has_value());
-  EXPECT_EQ(c.spec.network.normalization->lower, (std::vector<double>{-1, 0}));
+  ASSERT_TRUE(c.spec.pinn.network.normalization.has_value());
+  EXPECT_EQ(c.spec.pinn.network.normalization->lower, (std::vector<double>{-1, 0}));
 }
 
 TEST(Config, OverridesWithSet) {
   const RunConfig c = from(kBurgers, {"training.stages.0.steps=77", "network.hidden=[8, 8]",
                                       "sampling.method=halton", "output.dir=/tmp/x"});
   EXPECT_EQ(c.stages[0].steps, 77);
-  EXPECT_EQ(c.spec.network.hidden, (std::vector<int>{8, 8}));
+  EXPECT_EQ(c.spec.pinn.network.hidden, (std::vector<int>{8, 8}));
   EXPECT_EQ(c.output.dir, "/tmp/x");
   expect_user_error([] { from(kBurgers, {"training.stages.3.steps=1"}); },
                     "--set training.stages.3.steps=1: 3 is out of range (the list has 1 entries)");
@@ -129,7 +129,7 @@ TEST(Config, WrongTypesAndValues) {
 TEST(Config, NumbersMayBeConstantExpressions) {
   const RunConfig c = from(replaced(kBurgers, "time: [0, 1]", "time: [0, pi/2]"),
                            {"training.stages.0.learning_rate=0.01/pi"});
-  EXPECT_DOUBLE_EQ(c.spec.domain->bounds().hi.back(), M_PI / 2);
+  EXPECT_DOUBLE_EQ(c.spec.math.domain->bounds().hi.back(), M_PI / 2);
   EXPECT_DOUBLE_EQ(c.resolved["geometry"]["time"][1].as<double>(), M_PI / 2);
   EXPECT_DOUBLE_EQ(c.stages[0].options_as<nn::AdamOptions>().schedule.lr, 0.01 / M_PI);
   EXPECT_EQ(c.resolved["geometry"]["time"][1].Mark().line, 5);
@@ -220,10 +220,10 @@ equations:
     parameters: {Re: 100, steady: 1}
 )";
   const RunConfig c = from(ldc);
-  EXPECT_EQ(c.spec.context.field_names(), (std::vector<std::string>{"u", "v", "p"}));
-  EXPECT_EQ(c.spec.equations.size(), 3u);
-  EXPECT_FALSE(c.spec.domain->is_box());
-  EXPECT_EQ(c.spec.context.find("Re")->value, 100.0);
+  EXPECT_EQ(c.spec.math.context.field_names(), (std::vector<std::string>{"u", "v", "p"}));
+  EXPECT_EQ(c.spec.math.equations.size(), 3u);
+  EXPECT_FALSE(c.spec.math.domain->is_box());
+  EXPECT_EQ(c.spec.math.context.find("Re")->value, 100.0);
   // A library equation on a domain whose coordinates do not match.
   try {
     from(replaced(ldc, "steady: 1", "steady: 0"));
@@ -286,12 +286,12 @@ conditions:
     at: [[0, 0], [1, 0.5]]
 )";
   const RunConfig c = from(square);
-  ASSERT_EQ(c.spec.conditions.size(), 2u);
-  EXPECT_EQ(c.spec.conditions[0].at.rows(), 0);
+  ASSERT_EQ(c.spec.math.conditions.size(), 2u);
+  EXPECT_EQ(c.spec.math.conditions[0].at.rows(), 0);
   MatrixD expected(2, 2);
   expected << 0, 0, 1, 0.5;
-  ASSERT_EQ(c.spec.conditions[1].at.rows(), 2);
-  EXPECT_TRUE((c.spec.conditions[1].at == expected).all());
+  ASSERT_EQ(c.spec.math.conditions[1].at.rows(), 2);
+  EXPECT_TRUE((c.spec.math.conditions[1].at == expected).all());
   expect_user_error([&] { from(replaced(square, "[[0, 0], [1, 0.5]]", "[0, 0]")); },
                     "test.yaml:7:10: conditions[1].at[0]: expected a point (a list of numbers), "
                     "got '0'");
@@ -349,9 +349,10 @@ equations:
     return;
   }
   const RunConfig c = run_config_from_text(text, "test.yaml", dir.string());
-  EXPECT_EQ(c.spec.domain->dim(), 3);
-  EXPECT_GT(c.spec.domain->signed_distance(std::vector<double>{0.5, 0.5, 0.5}), 0.0);  // the hole
-  EXPECT_LT(c.spec.domain->signed_distance(std::vector<double>{0.1, 0.1, 0.1}), 0.0);
+  EXPECT_EQ(c.spec.math.domain->dim(), 3);
+  EXPECT_GT(c.spec.math.domain->signed_distance(std::vector<double>{0.5, 0.5, 0.5}),
+            0.0);  // the hole
+  EXPECT_LT(c.spec.math.domain->signed_distance(std::vector<double>{0.1, 0.1, 0.1}), 0.0);
   // The resolved config holds the absolute path, so that the run folder's copy finds the file.
   EXPECT_EQ(c.resolved["geometry"]["of"][0]["file"].as<std::string>(), (dir / "cube.stl").string());
   expect_user_error(

@@ -601,9 +601,9 @@ TEST_F(DataFiles, ADataConditionAndReferenceDataFromEveryFormat) {
     h5.commit();
   }
   RunConfig c = run_config_from_text(config, "test.yaml", dir_.string());
-  ASSERT_EQ(c.spec.conditions.back().data_values.rows(), 3);
-  EXPECT_EQ(c.spec.conditions.back().data_points(1, 1), 0.5);
-  EXPECT_EQ(c.spec.conditions.back().data_values(2, 0), 2.5);
+  ASSERT_EQ(c.spec.math.conditions.back().data_values.rows(), 3);
+  EXPECT_EQ(c.spec.math.conditions.back().data_points(1, 1), 0.5);
+  EXPECT_EQ(c.spec.math.conditions.back().data_values(2, 0), 2.5);
   ASSERT_TRUE(c.reference.data.has_value());
   EXPECT_EQ(c.reference.data->points.rows(), 6);
   EXPECT_EQ(c.reference.data->values(4, 0), 5.0);
@@ -627,8 +627,8 @@ TEST_F(DataFiles, ADataConditionAndReferenceDataFromEveryFormat) {
                                "  - kind: data\n"
                                "    data: {file: pu.npz, points: points}\n",
                            "test.yaml", dir_.string());
-  EXPECT_EQ(c.spec.conditions.back().data_points(2, 0), 1.0);
-  EXPECT_EQ(c.spec.conditions.back().data_values(1, 0), 1.5);
+  EXPECT_EQ(c.spec.math.conditions.back().data_points(2, 0), 1.0);
+  EXPECT_EQ(c.spec.math.conditions.back().data_values(1, 0), 1.5);
 #endif
 #ifdef JETPDE_HAVE_MATIO
   write_mat(path("ref.mat"), MAT_FT_MAT73,

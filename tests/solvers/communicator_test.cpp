@@ -129,12 +129,13 @@ TEST(Communicator, SerialIsRankZeroOfOneAndRankZeroKeepsTheSeed) {
 
 TEST(Communicator, EachRankSamplesItsOwnPointsAndRankZeroASerialRunsPoints) {
   ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"laplacian(u)"};
-  spec.interior_points = 16;
-  spec.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0", .points = 8}};
-  spec.network.hidden = {4};
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"laplacian(u)"};
+  spec.pinn.interior_points = 16;
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
+  spec.pinn.conditions = {{.points = 8}};
+  spec.pinn.network.hidden = {4};
   ThreadRanks ranks(2);  // no collectives are called here
   const ThreadRanks::Rank rank0 = ranks.rank(0), rank1 = ranks.rank(1);
   Problem serial(spec), first(spec, rank0), second(spec, rank1);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <set>
 
 #include "geometry/ball.h"
 #include "geometry/box.h"
@@ -41,11 +42,11 @@ MatrixD grid2d(int n, double a, double b) {
 // Laplace's equation on the unit square, 16 points, a 4-wide network: for assembly checks.
 ProblemSpec tiny_square_spec() {
   ProblemSpec base;
-  base.domain = geometry::rectangle({0, 0}, {1, 1});
-  base.context.fields({"u"}).coordinates({"x", "y"});
-  base.equations = {"laplacian(u)"};
-  base.interior_points = 16;
-  base.network.hidden = {4};
+  base.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  base.math.context.fields({"u"}).coordinates({"x", "y"});
+  base.math.equations = {"laplacian(u)"};
+  base.pinn.interior_points = 16;
+  base.pinn.network.hidden = {4};
   return base;
 }
 
@@ -55,13 +56,14 @@ double rel_l2(const MatrixD& a, const MatrixD& b) {
 
 TEST(Problem, PoissonOnTheUnitSquareWithDirichletConditions) {
   ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
-  spec.interior_points = 256;
-  spec.conditions = {{.kind = Kind::dirichlet, .value = "0", .points = 128, .weight = 10}};
-  spec.network.hidden = {20, 20};
-  spec.sampling.method = geometry::SampleMethod::sobol;
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
+  spec.pinn.interior_points = 256;
+  spec.math.conditions = {{.kind = Kind::dirichlet, .value = "0"}};
+  spec.pinn.conditions = {{.points = 128, .weight = 10}};
+  spec.pinn.network.hidden = {20, 20};
+  spec.pinn.sampling.method = geometry::SampleMethod::sobol;
   Problem p(spec);
   EXPECT_EQ(p.objective().slot_names(), (std::vector<std::string>{"pde", "dirichlet_u"}));
   Eigen::VectorXd theta = p.initial_theta(0);
@@ -80,12 +82,12 @@ TEST(Problem, PoissonOnTheUnitSquareWithDirichletConditions) {
 // matches central differences of evaluate(), the residual is its expression, a constant broadcasts.
 TEST(Problem, EvaluateExpressionsMatchesFieldsAndDifferences) {
   ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"-laplacian(u) - 1"};
-  spec.interior_points = 16;
-  spec.network.hidden = {8, 8};
-  spec.precision = compiler::PrecisionPolicy::fp64;
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"-laplacian(u) - 1"};
+  spec.pinn.interior_points = 16;
+  spec.pinn.network.hidden = {8, 8};
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
   Problem p(spec);
   const Eigen::VectorXd theta = p.initial_theta(4);
   const MatrixD at = grid2d(3, 0.2, 0.8);
@@ -105,19 +107,54 @@ TEST(Problem, EvaluateExpressionsMatchesFieldsAndDifferences) {
                     "problem: evaluate wants points with 2 columns (x, y), got 3");
 }
 
+// Evaluation builds its programs on graphs of their own, kept in one bounded cache: validating
+// at many point counts leaves the training graph as it was and the cache at its bound, and a
+// program built again after it was dropped gives the same values.
+TEST(Problem, EvaluatorsKeepTheTrainingGraphAndABoundedCache) {
+  ProblemSpec spec = tiny_square_spec();
+  spec.math.context.param("a", 0.5);
+  spec.math.equations = {"laplacian(u) - a"};
+  spec.math.conditions = {{.kind = Kind::neumann, .value = "1"}};
+  spec.pinn.conditions = {{.points = 8}};
+  spec.pinn.hard_constraints = {{.field = "u", .on = "left"}};
+  Problem p(spec);
+  const std::size_t nodes = p.graph().size();
+  const Eigen::VectorXd theta = p.initial_theta(1);
+  const MatrixD first = grid2d(3, 0.1, 0.9);
+  const MatrixD u = p.evaluate(theta, first);
+  const MatrixD e = p.evaluate_expressions(theta, first, {"u_x", "laplacian(u) - a"});
+  for (int n = 2; n < 42; ++n) {
+    const MatrixD at = MatrixD::Constant(n, 2, 0.5);
+    EXPECT_EQ(p.evaluate(theta, at).rows(), n);
+    EXPECT_EQ(p.evaluate_expressions(theta, at, {"u_y"}).rows(), n);
+    EXPECT_LE(p.cached_programs(), Problem::kCachedPrograms);
+  }
+  EXPECT_EQ(p.cached_programs(), Problem::kCachedPrograms);
+  p.adaptive_interior(theta, 40, 1);
+  p.adaptive_interior(theta, 50, 2);  // another candidate count: another program
+  EXPECT_EQ(p.graph().size(), nodes) << "evaluation added nodes to the training graph";
+  EXPECT_TRUE((p.evaluate(theta, first) == u).all());
+  EXPECT_TRUE((p.evaluate_expressions(theta, first, {"u_x", "laplacian(u) - a"}) == e).all());
+  // The hard constraint holds on the evaluators' graphs too: u = 0 on the left face.
+  MatrixD left(2, 2);
+  left << 0, 0.3, 0, 0.8;
+  EXPECT_TRUE((p.evaluate(theta, left) == 0.0).all());
+}
+
 TEST(Problem, PeriodicConditionsMatchTheFieldAndItsDerivative) {
   // -u_xx = 4 pi^2 sin(2 pi x) on (0, 1), u and u_x periodic, u(1/4) = 1: u = sin(2 pi x).
   ProblemSpec spec;
-  spec.domain = geometry::interval(0, 1);
-  spec.context.fields({"u"}).coordinates({"x"});
-  spec.equations = {"-u_xx - 4*pi^2*sin(2*pi*x)"};
-  spec.interior_points = 64;
+  spec.math.domain = geometry::interval(0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"});
+  spec.math.equations = {"-u_xx - 4*pi^2*sin(2*pi*x)"};
+  spec.pinn.interior_points = 64;
   MatrixD quarter(1, 1), one(1, 1);
   quarter << 0.25;
   one << 1.0;
-  spec.conditions = {{.kind = Kind::periodic, .coordinate = "x", .derivatives = 1, .points = 1},
-                     {.kind = Kind::data, .data_points = quarter, .data_values = one}};
-  spec.network.hidden = {16, 16};
+  spec.math.conditions = {{.kind = Kind::periodic, .coordinate = "x", .derivatives = 1},
+                          {.kind = Kind::data, .data_points = quarter, .data_values = one}};
+  spec.pinn.conditions = {{.points = 1}, {}};
+  spec.pinn.network.hidden = {16, 16};
   Problem p(spec);
   EXPECT_EQ(p.objective().terms()[1].residual.shape(), (Shape{1, 2}));  // u and u_x
   Eigen::VectorXd theta = p.initial_theta(1);
@@ -133,16 +170,17 @@ TEST(Problem, NeumannAndRobinConditionsOnADisk) {
   // u = x^2 + y^2 on the unit disk: laplacian u = 4; on the circle du/dn = 2r = 2, and
   // u + du/dn = 3. One half of the circle takes Neumann, the other Robin, with u(0,0) = 0 as data.
   ProblemSpec spec;
-  spec.domain = geometry::disk({0, 0}, 1);
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"laplacian(u) - 4"};
-  spec.interior_points = 256;
+  spec.math.domain = geometry::disk({0, 0}, 1);
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"laplacian(u) - 4"};
+  spec.pinn.interior_points = 256;
   MatrixD origin = MatrixD::Zero(1, 2), zero = MatrixD::Zero(1, 1);
-  spec.conditions = {
-      {.kind = Kind::neumann, .on = "x < 0", .value = "2", .points = 64},
-      {.kind = Kind::robin, .on = "x >= 0", .value = "3", .alpha = 1, .beta = 1, .points = 64},
+  spec.math.conditions = {
+      {.kind = Kind::neumann, .on = "x < 0", .value = "2"},
+      {.kind = Kind::robin, .on = "x >= 0", .value = "3", .alpha = 1, .beta = 1},
       {.kind = Kind::data, .data_points = origin, .data_values = zero}};
-  spec.network.hidden = {20, 20};
+  spec.pinn.conditions = {{.points = 64}, {.points = 64}, {}};
+  spec.pinn.network.hidden = {20, 20};
   Problem p(spec);
   EXPECT_EQ(p.objective().slot_names(),
             (std::vector<std::string>{"pde", "neumann_u", "robin_u", "data_u"}));
@@ -157,16 +195,16 @@ TEST(Problem, NeumannAndRobinConditionsOnADisk) {
 TEST(Problem, AnInverseProblemRecoversATrainableConstant) {
   // u_x = a u with data from u = exp(0.7 x): a -> 0.7.
   ProblemSpec spec;
-  spec.domain = geometry::interval(0, 1);
-  spec.context.fields({"u"}).coordinates({"x"}).param("a", 0.2);
-  spec.equations = {"u_x - a*u"};
-  spec.interior_points = 64;
+  spec.math.domain = geometry::interval(0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"}).param("a", 0.2);
+  spec.math.equations = {"u_x - a*u"};
+  spec.pinn.interior_points = 64;
   Condition data{.kind = Kind::data};
   data.data_points = MatrixD(40, 1);
   for (int i = 0; i < 40; ++i) data.data_points(i, 0) = (i + 0.5) / 40;
   data.data_values = (data.data_points * 0.7).exp();
-  spec.conditions = {data};
-  spec.network.hidden = {16, 16};
+  spec.math.conditions = {data};
+  spec.pinn.network.hidden = {16, 16};
   Problem p(spec);
   Eigen::VectorXd theta = p.initial_theta(3);
   EXPECT_DOUBLE_EQ(p.param(theta, "a"), 0.2);
@@ -179,14 +217,15 @@ TEST(Problem, AnInverseProblemRecoversATrainableConstant) {
 
 TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
   ProblemSpec spec;
-  spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
-  spec.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
-  spec.equations = {"u_t + u*u_x - nu*u_xx"};
-  spec.interior_points = 400;
-  spec.time_chunks = 4;
-  spec.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)", .points = 100},
-                     {.kind = Kind::dirichlet, .on = "spatial", .value = "0", .points = 100}};
-  spec.network.hidden = {16, 16};
+  spec.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
+  spec.math.equations = {"u_t + u*u_x - nu*u_xx"};
+  spec.pinn.interior_points = 400;
+  spec.pinn.time_chunks = 4;
+  spec.math.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)"},
+                          {.kind = Kind::dirichlet, .on = "spatial", .value = "0"}};
+  spec.pinn.conditions = {{.points = 100}, {.points = 100}};
+  spec.pinn.network.hidden = {16, 16};
   Problem p(spec);
   EXPECT_EQ(p.objective().slots(), 4 + 2);
   Eigen::VectorXd theta = p.initial_theta(4);
@@ -210,12 +249,12 @@ TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
   // boundary before any training; and Poisson 2-D with the whole boundary built in.
   {
     ProblemSpec spec;
-    spec.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
-    spec.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
-    spec.equations = {"u_t + u*u_x - nu*u_xx"};
-    spec.interior_points = 64;
-    spec.hard_constraints = {{.field = "u", .value = "-sin(pi*x)", .on = "initial, spatial"}};
-    spec.network.hidden = {8};
+    spec.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+    spec.math.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
+    spec.math.equations = {"u_t + u*u_x - nu*u_xx"};
+    spec.pinn.interior_points = 64;
+    spec.pinn.hard_constraints = {{.field = "u", .value = "-sin(pi*x)", .on = "initial, spatial"}};
+    spec.pinn.network.hidden = {8};
     Problem p(spec);
     const Eigen::VectorXd theta = p.initial_theta(5);
     MatrixD edge(6, 2);
@@ -225,13 +264,13 @@ TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
       EXPECT_NEAR(u(i, 0), -std::sin(kPi * edge(i, 0)), 1e-6) << i;  // f32 evaluation
   }
   ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
-  spec.interior_points = 256;
-  spec.hard_constraints = {{.field = "u"}};
-  spec.network.hidden = {20, 20};
-  spec.sampling.method = geometry::SampleMethod::sobol;
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
+  spec.pinn.interior_points = 256;
+  spec.pinn.hard_constraints = {{.field = "u"}};
+  spec.pinn.network.hidden = {20, 20};
+  spec.pinn.sampling.method = geometry::SampleMethod::sobol;
   Problem p(spec);
   EXPECT_EQ(p.objective().slot_names(), (std::vector<std::string>{"pde"}));
   Eigen::VectorXd theta = p.initial_theta(0);
@@ -243,15 +282,15 @@ TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
   EXPECT_LT(err, 1e-2);
   {
     ProblemSpec bad = spec;
-    bad.domain =
+    bad.math.domain =
         geometry::subtract(geometry::rectangle({0, 0}, {1, 1}), geometry::disk({0.5, 0.5}, 0.2));
     expect_user_error(
         [&] { Problem{bad}; },
-        "hard constraint 1 on 'u': no automatic distance on " + bad.domain->describe() +
+        "hard constraint 1 on 'u': no automatic distance on " + bad.math.domain->describe() +
             " (boxes, time products of boxes, disks, spheres and STL parts have one): give "
             "`distance`");
     bad = spec;
-    bad.hard_constraints = {{.field = "u", .value = "u_x"}};
+    bad.pinn.hard_constraints = {{.field = "u", .value = "u_x"}};
     EXPECT_THROW(Problem{bad}, UserError);
   }
 }
@@ -260,36 +299,36 @@ TEST(Problem, AssemblyErrorsNameTheCondition) {
   const ProblemSpec base = tiny_square_spec();
   {
     ProblemSpec s = base;
-    s.context = equations::Context();
-    s.context.fields({"u"}).coordinates({"x", "z"});
+    s.math.context = equations::Context();
+    s.math.context.fields({"u"}).coordinates({"x", "z"});
     expect_user_error([&] { Problem{s}; },
                       "problem: the equations' coordinates (x, z) differ from the domain's (x, y, "
                       "rectangle [0, 1] x [0, 1])");
   }
   {
     ProblemSpec s = base;
-    s.conditions = {{.kind = Kind::dirichlet, .field = "v"}};
+    s.math.conditions = {{.kind = Kind::dirichlet, .field = "v"}};
     expect_user_error([&] { Problem{s}; },
                       "condition 1 (dirichlet): unknown field 'v' (fields: u)");
   }
   {
     ProblemSpec s = base;
-    s.conditions = {{.kind = Kind::initial_value, .name = "ic"}};
+    s.math.conditions = {{.kind = Kind::initial_value, .name = "ic"}};
     expect_user_error([&] { Problem{s}; },
                       "condition 1 (initial_value 'ic'): an initial condition needs a time "
                       "coordinate");
   }
   {
     ProblemSpec s = base;
-    s.domain = geometry::disk({0, 0}, 1);
-    s.conditions = {{.kind = Kind::periodic, .coordinate = "x"}};
+    s.math.domain = geometry::disk({0, 0}, 1);
+    s.math.conditions = {{.kind = Kind::periodic, .coordinate = "x"}};
     expect_user_error([&] { Problem{s}; },
                       "condition 1 (periodic): periodic conditions need an axis-aligned box "
                       "domain, not disk (center (0, 0), radius 1)");
   }
   {
     ProblemSpec s = base;
-    s.conditions = {{.kind = Kind::dirichlet, .on = "x == 5"}};
+    s.math.conditions = {{.kind = Kind::dirichlet, .on = "x == 5"}};
     try {
       Problem{s};
       ADD_FAILURE() << "no error for an empty piece";
@@ -300,7 +339,7 @@ TEST(Problem, AssemblyErrorsNameTheCondition) {
   }
   {
     ProblemSpec s = base;
-    s.conditions = {{.kind = Kind::neumann, .value = "w"}};
+    s.math.conditions = {{.kind = Kind::neumann, .value = "w"}};
     try {
       Problem{s};
       ADD_FAILURE() << "no error for an unknown name in a value";
@@ -311,26 +350,47 @@ TEST(Problem, AssemblyErrorsNameTheCondition) {
   }
 }
 
+// The kinds' table: one record per kind, found by its name; the kinds whose points come from a
+// piece are those that take fixed points.
+TEST(Problem, ConditionKindsAreOneTable) {
+  std::set<std::string> names;
+  for (const ConditionKind& k : condition_kinds()) {
+    EXPECT_EQ(condition_kind_from_name(k.name), k.kind);
+    EXPECT_EQ(&condition_kind(k.kind), &k);
+    EXPECT_TRUE(names.insert(k.name).second) << k.name;
+    EXPECT_NE(k.residual, nullptr) << k.name;
+  }
+  EXPECT_EQ(names.size(), 8u);
+  expect_user_error([] { condition_kind_from_name("dirichlett"); },
+                    "unknown condition 'dirichlett' (known: dirichlet, neumann, robin, periodic, "
+                    "initial_value, initial_rate, data, residual)");
+  ProblemSpec s = tiny_square_spec();
+  s.math.conditions = {{.kind = Kind::dirichlet}};
+  s.pinn.conditions = {{}, {}};
+  expect_user_error([&] { Problem{s}; },
+                    "problem: 2 condition options (points, weight) for 1 conditions");
+}
+
 // Pure Neumann data fix u only up to a constant; one fixed point (a corner) pins it. Exact:
 // u = x + y on the unit square, so du/dn = n_x + n_y, and u(0, 0) = 0.
 TEST(Problem, APointConditionPinsTheConstantOfANeumannProblem) {
   ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"laplacian(u)"};
-  spec.interior_points = 128;
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"laplacian(u)"};
+  spec.pinn.interior_points = 128;
   MatrixD corner(1, 2);
   corner << 0, 0;
   MatrixD sides(2, 2);
   sides << 1, 0.5, 0.5, 1;  // on the faces x = 1 and y = 1: du/dn = 1 there
-  spec.conditions = {{.kind = Kind::neumann, .name = "upper", .value = "1", .points = 128},
-                     {.kind = Kind::dirichlet, .name = "pin", .value = "0", .at = corner},
-                     {.kind = Kind::neumann, .name = "two", .value = "1", .at = sides}};
-  spec.conditions[0].on = "x == 1 or y == 1";
-  spec.conditions.push_back(
-      {.kind = Kind::neumann, .on = "x == 0 or y == 0", .value = "-1", .points = 128});
-  spec.network.hidden = {16};
-  spec.sampling.method = geometry::SampleMethod::sobol;
+  spec.math.conditions = {{.kind = Kind::neumann, .name = "upper", .value = "1"},
+                          {.kind = Kind::dirichlet, .name = "pin", .value = "0", .at = corner},
+                          {.kind = Kind::neumann, .name = "two", .value = "1", .at = sides}};
+  spec.math.conditions[0].on = "x == 1 or y == 1";
+  spec.math.conditions.push_back({.kind = Kind::neumann, .on = "x == 0 or y == 0", .value = "-1"});
+  spec.pinn.conditions = {{.points = 128}, {}, {}, {.points = 128}};
+  spec.pinn.network.hidden = {16};
+  spec.pinn.sampling.method = geometry::SampleMethod::sobol;
   Problem p(spec);
   // The fixed points are bound as given, with the domain's outward normals, and kept when the
   // other point sets are drawn again.
@@ -367,7 +427,7 @@ TEST(Problem, PointConditionErrors) {
   };
   const auto with = [&](Condition c) {
     ProblemSpec s = base;
-    s.conditions = {std::move(c)};
+    s.math.conditions = {std::move(c)};
     return s;
   };
   expect_user_error(
@@ -394,7 +454,8 @@ TEST(Problem, PointConditionErrors) {
       "and residual conditions, not periodic");
   {
     ProblemSpec s = with({.kind = Kind::dirichlet, .at = points({{0.05, 0.05}})});
-    s.domain = geometry::subtract(geometry::rectangle({0, 0}, {1, 1}), geometry::disk({0, 0}, 0.2));
+    s.math.domain =
+        geometry::subtract(geometry::rectangle({0, 0}, {1, 1}), geometry::disk({0, 0}, 0.2));
     try {
       Problem{s};
       ADD_FAILURE() << "no error for a point in the hole";

@@ -21,12 +21,13 @@ constexpr double kPi = std::numbers::pi;
 // Poisson on the unit square with u = sin(pi x) sin(pi y), small enough to train in a second.
 ProblemSpec poisson_spec() {
   ProblemSpec spec;
-  spec.domain = geometry::rectangle({0, 0}, {1, 1});
-  spec.context.fields({"u"}).coordinates({"x", "y"});
-  spec.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
-  spec.interior_points = 64;
-  spec.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0", .points = 32}};
-  spec.network.hidden = {8, 8};
+  spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"-laplacian(u) = 2*pi^2*sin(pi*x)*sin(pi*y)"};
+  spec.pinn.interior_points = 64;
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
+  spec.pinn.conditions = {{.points = 32}};
+  spec.pinn.network.hidden = {8, 8};
   return spec;
 }
 
@@ -138,9 +139,10 @@ TEST(Solve, MetricsOfAnExactSolutionAsExpressionsAndDerivedMetrics) {
 // radius 1 (the corners are not trained, and would dominate the error).
 TEST(Solve, AValidationGridKeepsThePointsInTheDomain) {
   ProblemSpec spec = poisson_spec();
-  spec.domain = geometry::disk({0, 0}, 1);
-  spec.equations = {"-laplacian(u) = 4"};
-  spec.conditions = {{.kind = Condition::Kind::dirichlet, .value = "1 - x^2 - y^2", .points = 32}};
+  spec.math.domain = geometry::disk({0, 0}, 1);
+  spec.math.equations = {"-laplacian(u) = 4"};
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "1 - x^2 - y^2"}};
+  spec.pinn.conditions = {{.points = 32}};
   SolveOptions o = adam(2);
   o.reference.expressions = {{"u", "1 - x^2 - y^2"}};
   Solver solver(std::make_unique<Problem>(spec), o);
@@ -207,9 +209,9 @@ TEST(Solve, ResumesFromASavedStateBitForBit) {
 
 TEST(Solve, DeviceChoice) {
   ProblemSpec spec = poisson_spec();
-  spec.backend = compiler::Backend::cuda;
+  spec.compile.backend = compiler::Backend::cuda;
   choose_device(Device::cpu, true, spec);
-  EXPECT_EQ(spec.backend, compiler::Backend::cpu);
+  EXPECT_EQ(spec.compile.backend, compiler::Backend::cpu);
   EXPECT_EQ(device_from_name("auto"), Device::automatic);
   EXPECT_EQ(device_from_name("cuda"), Device::cuda);
   expect_user_error([] { device_from_name("gpu"); },
@@ -221,7 +223,7 @@ TEST(Solve, DeviceChoice) {
         "device: cuda is required (require_device: true) but cannot run here: " + why);
     std::string warning;
     choose_device(Device::cuda, false, spec, [&](const std::string& w) { warning = w; });
-    EXPECT_EQ(spec.backend, compiler::Backend::cpu);
+    EXPECT_EQ(spec.compile.backend, compiler::Backend::cpu);
     EXPECT_EQ(warning, "device: cuda cannot run here (" + why + "); running on the CPU");
   }
 }
@@ -236,7 +238,7 @@ TEST(Solve, ASolutionFromAProblemAndATheta) {
   EXPECT_EQ(s.validation_points(), 0);
   // The precision that ran: auto resolved for this machine, never "auto".
   ProblemSpec automatic = poisson_spec();
-  automatic.precision = compiler::PrecisionPolicy::automatic;
+  automatic.compile.pipeline.precision = compiler::PrecisionPolicy::automatic;
   auto p = std::make_unique<Problem>(automatic);
   const Eigen::VectorXd t = p->initial_theta(0);
   EXPECT_EQ(Solution(std::move(p), t).precision(),

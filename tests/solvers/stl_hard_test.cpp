@@ -56,13 +56,13 @@ class StlHard : public jetpde::testing::ScratchDirTest {
     if (!geometry::stl_supported()) GTEST_SKIP() << "built without VTK's IOGeometry";
     ScratchDirTest::SetUp();
     write_box(path("box.stl"));
-    spec_.domain = geometry::stl(path("box.stl"));
-    spec_.context.fields({"u"}).coordinates({"x", "y", "z"});
-    spec_.equations = {"-laplacian(u) = 4*sin(2*x)*cos(y)*exp(z)"};  // u = g solves it
-    spec_.interior_points = 128;
-    spec_.hard_constraints = {{.field = "u", .value = "sin(2*x)*cos(y)*exp(z)"}};
-    spec_.network.hidden = {12, 12};
-    spec_.sampling.method = geometry::SampleMethod::sobol;
+    spec_.math.domain = geometry::stl(path("box.stl"));
+    spec_.math.context.fields({"u"}).coordinates({"x", "y", "z"});
+    spec_.math.equations = {"-laplacian(u) = 4*sin(2*x)*cos(y)*exp(z)"};  // u = g solves it
+    spec_.pinn.interior_points = 128;
+    spec_.pinn.hard_constraints = {{.field = "u", .value = "sin(2*x)*cos(y)*exp(z)"}};
+    spec_.pinn.network.hidden = {12, 12};
+    spec_.pinn.sampling.method = geometry::SampleMethod::sobol;
   }
   ProblemSpec spec_;
 };
@@ -70,23 +70,23 @@ class StlHard : public jetpde::testing::ScratchDirTest {
 TEST_F(StlHard, TheFieldIsTheValueOnTheSurface) {
   Problem p(spec_);
   const Eigen::VectorXd theta = p.initial_theta(1);
-  const MatrixD surface = geometry::sample_boundary(*spec_.domain, 300, {.seed = 3}).points;
+  const MatrixD surface = geometry::sample_boundary(*spec_.math.domain, 300, {.seed = 3}).points;
   const MatrixD u = p.evaluate(theta, surface);
   const MatrixD g = (2 * surface.col(0)).sin() * surface.col(1).cos() * surface.col(2).exp();
   // fp32 evaluation: g to rounding, while the network alone is far from it.
   EXPECT_LT((u - g).abs().maxCoeff(), 2e-6);
   // Inside, D N is not zero.
-  const MatrixD inside = geometry::sample_interior(*spec_.domain, 50, {.seed = 4}).points;
+  const MatrixD inside = geometry::sample_interior(*spec_.math.domain, 50, {.seed = 4}).points;
   const MatrixD ui = p.evaluate(theta, inside);
   const MatrixD gi = (2 * inside.col(0)).sin() * inside.col(1).cos() * inside.col(2).exp();
   EXPECT_GT((ui - gi).abs().maxCoeff(), 1e-2);
 }
 
 TEST_F(StlHard, TheLaplacianThroughDMatchesFiniteDifferences) {
-  spec_.precision = compiler::PrecisionPolicy::fp64;
+  spec_.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
   Problem p(spec_);
   const Eigen::VectorXd theta = p.initial_theta(2);
-  const MatrixD at = geometry::sample_interior(*spec_.domain, 20, {.seed = 5}).points;
+  const MatrixD at = geometry::sample_interior(*spec_.math.domain, 20, {.seed = 5}).points;
   const MatrixD lap = p.evaluate_expressions(theta, at, {"laplacian(u)", "u_x", "u"});
   const double h = 1e-4;
   MatrixD fd = MatrixD::Zero(at.rows(), 1), fx = MatrixD::Zero(at.rows(), 1);
@@ -127,22 +127,46 @@ TEST_F(StlHard, EveryPointSetIsBoundAndItTrains) {
   EXPECT_LT(p.objective().evaluate(theta), before);
 }
 
+// The evaluators' programs bind D on graphs of their own, each with its own last points: the
+// training graph keeps its nodes, and the same points after other counts give the same values
+// while other points of the same count get their own D.
+TEST_F(StlHard, EvaluatorsBindDOnTheirOwnGraphs) {
+  Problem p(spec_);
+  const std::size_t nodes = p.graph().size();
+  const Eigen::VectorXd theta = p.initial_theta(3);
+  const std::vector<std::string> e{"u", "laplacian(u)"};
+  const MatrixD at = geometry::sample_interior(*spec_.math.domain, 12, {.seed = 6}).points;
+  const MatrixD first = p.evaluate_expressions(theta, at, e);
+  for (int n = 5; n < 9; ++n) EXPECT_EQ(p.evaluate_expressions(theta, at.topRows(n), e).rows(), n);
+  EXPECT_TRUE((p.evaluate_expressions(theta, at, e) == first).all());
+  MatrixD other = at;
+  other.col(0) *= 0.9;  // still in the box [0, 1] x [0, 1] x [0, 0.5]
+  const MatrixD moved = p.evaluate_expressions(theta, other, e);
+  EXPECT_FALSE((moved.col(0) == first.col(0)).all());
+  // The 5-point program saw at's first rows last: D for these points, not those of last time
+  // (to rounding: another points count is another compiled program).
+  const MatrixD five = p.evaluate_expressions(theta, other.topRows(5), e);
+  EXPECT_LT((five - moved.topRows(5)).abs().maxCoeff(), 1e-4 * (1 + moved.abs().maxCoeff()));
+  EXPECT_EQ(p.graph().size(), nodes);
+}
+
 TEST_F(StlHard, APieceOfTheSurfaceIsItsTriangles) {
   // The bottom face z == 0 (its two triangles) as a hard constraint: u = g there exactly, not
   // on the top face; the Laplacian through the piece's D against finite differences.
-  spec_.hard_constraints[0].on = "z == 0";
-  spec_.precision = compiler::PrecisionPolicy::fp64;
+  spec_.pinn.hard_constraints[0].on = "z == 0";
+  spec_.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
   {
     Problem p(spec_);
     const Eigen::VectorXd theta = p.initial_theta(5);
     const auto g = [](const MatrixD& at) -> MatrixD {
       return (2 * at.col(0)).sin() * at.col(1).cos() * at.col(2).exp();
     };
-    MatrixD bottom = geometry::sample_boundary(*spec_.domain, 50, {.seed = 1}, "z == 0").points;
-    MatrixD top = geometry::sample_boundary(*spec_.domain, 50, {.seed = 2}, "z == 0.5").points;
+    MatrixD bottom =
+        geometry::sample_boundary(*spec_.math.domain, 50, {.seed = 1}, "z == 0").points;
+    MatrixD top = geometry::sample_boundary(*spec_.math.domain, 50, {.seed = 2}, "z == 0.5").points;
     EXPECT_LT((p.evaluate(theta, bottom) - g(bottom)).abs().maxCoeff(), 1e-12);
     EXPECT_GT((p.evaluate(theta, top) - g(top)).abs().maxCoeff(), 1e-2);
-    const MatrixD at = geometry::sample_interior(*spec_.domain, 10, {.seed = 3}).points;
+    const MatrixD at = geometry::sample_interior(*spec_.math.domain, 10, {.seed = 3}).points;
     const MatrixD lap = p.evaluate_expressions(theta, at, {"laplacian(u)"});
     const double h = 1e-4;
     const MatrixD u0 = p.evaluate(theta, at);
@@ -156,24 +180,24 @@ TEST_F(StlHard, APieceOfTheSurfaceIsItsTriangles) {
     EXPECT_LT((lap - fd).abs().maxCoeff(), 1e-4 * std::max(1.0, fd.abs().maxCoeff()));
     EXPECT_TRUE(p.resample(4).count("interior#adf0"));  // a piece's leaf is its field's own
   }
-  spec_.hard_constraints[0].on = "z === 0";
+  spec_.pinn.hard_constraints[0].on = "z === 0";
   EXPECT_THROW(Problem{spec_}, UserError);  // the predicate's parse error
-  spec_.hard_constraints[0].on = "z > 7";
+  spec_.pinn.hard_constraints[0].on = "z > 7";
   jetpde::testing::expect_user_error([&] { Problem{spec_}; },
                                      "hard constraint 1 on 'u': stl '" + path("box.stl") +
                                          "': no triangle has its vertices and centroid in 'z > 7'");
-  spec_.hard_constraints[0].on = "z == 0, z == 0.5";
+  spec_.pinn.hard_constraints[0].on = "z == 0, z == 0.5";
   EXPECT_THROW(Problem{spec_}, UserError);  // one predicate piece
-  spec_.hard_constraints[0].on = "initial";
-  EXPECT_THROW(Problem{spec_}, UserError);               // no time
-  spec_.hard_constraints[0].on = " surface , z > 0.25";  // the union: the whole surface
+  spec_.pinn.hard_constraints[0].on = "initial";
+  EXPECT_THROW(Problem{spec_}, UserError);                    // no time
+  spec_.pinn.hard_constraints[0].on = " surface , z > 0.25";  // the union: the whole surface
   EXPECT_NO_THROW(Problem{spec_});
-  spec_.hard_constraints[0].on = "";
-  spec_.precision = compiler::PrecisionPolicy::fp32;
+  spec_.pinn.hard_constraints[0].on = "";
+  spec_.compile.pipeline.precision = compiler::PrecisionPolicy::fp32;
   // A fourth-order equation needs D to order 4: still within the jets.
-  spec_.equations = {"laplacian(laplacian(u))"};
+  spec_.math.equations = {"laplacian(laplacian(u))"};
   EXPECT_NO_THROW(Problem{spec_});
-  spec_.equations = {"laplacian(laplacian(laplacian(u)))"};
+  spec_.math.equations = {"laplacian(laplacian(laplacian(u)))"};
   try {
     Problem{spec_};
     ADD_FAILURE() << "no error for a sixth-order equation";
@@ -189,26 +213,27 @@ TEST_F(StlHard, ATimeProductTakesTheSurfaceAndTheInitialFace) {
   // The heat equation on the part over t in [0, 2]: D = (mesh distance) * t/2 for "spatial,
   // initial", so u = g on the surface at every time and at t = 0 everywhere.
   ProblemSpec spec = spec_;
-  spec.domain = geometry::time_product(spec_.domain, 0, 2);
-  spec.context = equations::Context();
-  spec.context.fields({"u"}).coordinates({"x", "y", "z"}).time("t");
-  spec.equations = {"u_t - laplacian(u) = 0"};
-  spec.hard_constraints = {
+  spec.math.domain = geometry::time_product(spec_.math.domain, 0, 2);
+  spec.math.context = equations::Context();
+  spec.math.context.fields({"u"}).coordinates({"x", "y", "z"}).time("t");
+  spec.math.equations = {"u_t - laplacian(u) = 0"};
+  spec.pinn.hard_constraints = {
       {.field = "u", .value = "exp(-t)*sin(x)*cos(y)*exp(z)", .on = "spatial, initial"}};
-  spec.precision = compiler::PrecisionPolicy::fp64;
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
   Problem p(spec);
   const Eigen::VectorXd theta = p.initial_theta(4);
   const auto g = [](const MatrixD& at) -> MatrixD {
     return (-at.col(3)).exp() * at.col(0).sin() * at.col(1).cos() * at.col(2).exp();
   };
-  const MatrixD side = geometry::sample_boundary(*spec.domain, 100, {.seed = 1}, "spatial").points;
+  const MatrixD side =
+      geometry::sample_boundary(*spec.math.domain, 100, {.seed = 1}, "spatial").points;
   EXPECT_LT((p.evaluate(theta, side) - g(side)).abs().maxCoeff(), 1e-12);
-  MatrixD start = geometry::sample_interior(*spec.domain, 50, {.seed = 2}).points;
+  MatrixD start = geometry::sample_interior(*spec.math.domain, 50, {.seed = 2}).points;
   start.col(3).setZero();
   EXPECT_LT((p.evaluate(theta, start) - g(start)).abs().maxCoeff(), 1e-12);
   // Inside, the derivatives through D (its time factor by the graph, its space part given)
   // against finite differences.
-  const MatrixD at = geometry::sample_interior(*spec.domain, 10, {.seed = 3}).points;
+  const MatrixD at = geometry::sample_interior(*spec.math.domain, 10, {.seed = 3}).points;
   const MatrixD got = p.evaluate_expressions(theta, at, {"u_t", "laplacian(u)"});
   const MatrixD u0 = p.evaluate(theta, at);
   const double h = 1e-4;
@@ -227,9 +252,9 @@ TEST_F(StlHard, ATimeProductTakesTheSurfaceAndTheInitialFace) {
   EXPECT_LT((got.col(1) - lap.col(0)).abs().maxCoeff(), 1e-4 * std::max(1.0, lap.abs().maxCoeff()));
   // The whole boundary (final face included) and the surface alone assemble too; a time piece
   // of a bare part is the piece error.
-  spec.hard_constraints[0].on = "";
+  spec.pinn.hard_constraints[0].on = "";
   EXPECT_NO_THROW(Problem{spec});
-  spec_.hard_constraints[0].on = "initial";
+  spec_.pinn.hard_constraints[0].on = "initial";
   EXPECT_THROW(Problem{spec_}, UserError);
 }
 
