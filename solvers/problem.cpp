@@ -65,6 +65,22 @@ std::string mesh_factor(const std::string& distance) {
              : "1";
 }
 
+// The comma-separated pieces of a hard constraint's `on`, trimmed ("" is one empty piece: the
+// whole boundary).
+std::vector<std::string> pieces_of(const std::string& on) {
+  std::vector<std::string> out;
+  std::string rest = on;
+  do {
+    const std::size_t comma = rest.find(',');
+    std::string piece = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    piece.erase(0, piece.find_first_not_of(' '));
+    piece.erase(piece.find_last_not_of(' ') + 1);
+    out.push_back(piece);
+  } while (!rest.empty());
+  return out;
+}
+
 // D for a hard constraint on the pieces `on` (comma-separated; see HardConstraint).
 // An STL part's piece given by a predicate goes to `mesh_piece` (D is then that piece's mesh
 // distance).
@@ -93,13 +109,7 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
     // yet. In a time product, the time faces are factors as for boxes.
     const int time = ctx.time_index();
     bool surface = false, whole = false;  // the mesh distance; to the whole surface
-    std::string rest = on;
-    do {
-      const std::size_t comma = rest.find(',');
-      std::string piece = rest.substr(0, comma);
-      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-      piece.erase(0, piece.find_first_not_of(' '));
-      piece.erase(piece.find_last_not_of(' ') + 1);
+    for (const std::string& piece : pieces_of(on)) {
       if (piece.empty() || piece == "surface" || (piece == "spatial" && time >= 0)) {
         surface = whole = true;
         if (piece.empty() && time >= 0) times(slab(static_cast<std::size_t>(time)));
@@ -115,18 +125,12 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
         mesh_piece = piece;
         surface = true;
       }
-    } while (!rest.empty());
+    }
     if (whole) mesh_piece.clear();  // the product is zero on the union: the whole surface
     if (!surface) return product;
     return product.empty() ? kMeshDistance : std::string(kMeshDistance) + "*" + product;
   }
-  std::string rest = on;
-  do {
-    const std::size_t comma = rest.find(',');
-    std::string piece = rest.substr(0, comma);
-    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
-    piece.erase(0, piece.find_first_not_of(' '));
-    piece.erase(piece.find_last_not_of(' ') + 1);
+  for (const std::string& piece : pieces_of(on)) {
     if (const auto* ball = dynamic_cast<const geometry::Ball*>(&g); ball && piece.empty()) {
       std::string r2;
       for (std::size_t c = 0; c < names.size(); ++c)
@@ -168,7 +172,7 @@ std::string automatic_distance(const geometry::Geometry& g, const equations::Con
     if (!found)
       throw UserError("no boundary piece '" + piece + "' on " + g.describe() +
                       " (pieces: " + joined(g.piece_names()) + ")");
-  } while (!rest.empty());
+  }
   return product;
 }
 

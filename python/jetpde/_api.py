@@ -26,7 +26,20 @@ def _override_list(overrides):
     return [str(o) for o in overrides]
 
 
-class Config:
+class _Names:
+    """The problem's field and coordinate names, for the classes that wrap a native object."""
+
+    @property
+    def fields(self):
+        return list(self._native.fields)
+
+    @property
+    def coordinates(self):
+        """The coordinate names, in the order of the columns of points."""
+        return list(self._native.coordinates)
+
+
+class Config(_Names):
     """A checked config (every default filled in); load_config() or a jetpde.Problem makes one."""
 
     def __init__(self, native, remake):
@@ -44,14 +57,6 @@ class Config:
     @property
     def output_dir(self):
         return self._native.output_dir
-
-    @property
-    def fields(self):
-        return list(self._native.fields)
-
-    @property
-    def coordinates(self):
-        return list(self._native.coordinates)
 
     @property
     def seed(self):
@@ -136,7 +141,7 @@ def _read_history(path):
     return out
 
 
-class Solution:
+class Solution(_Names):
     """A trained problem: evaluate it anywhere, write it for ParaView, read its losses.
 
     From solve(): history has every step; from load_run(): history.csv's rows (every
@@ -212,14 +217,6 @@ class Solution:
     @property
     def step(self):
         return self._native.step
-
-    @property
-    def fields(self):
-        return list(self._native.fields)
-
-    @property
-    def coordinates(self):
-        return list(self._native.coordinates)
 
     @property
     def loss_terms(self):
