@@ -24,6 +24,7 @@
 #include "geometry/time_product.h"
 #include "io/config_schema.h"
 #include "io/data_files.h"
+#include "io/progress.h"
 #include "nn/activation.h"
 #include "nn/detail/names.h"
 #include "nn/init.h"
@@ -186,9 +187,9 @@ const options::Declaration<OutputOptions>& output_options() {
           &OutputOptions::checkpoint_every);
     d.add(at_least(1, key("history_every", T::integer, "10", "Steps between rows of history.csv.")),
           &OutputOptions::history_every);
-    d.add(options::choice("progress", {"auto", "line", "plain", "none"}, "auto",
-                          "auto: one updating line on a terminal, plain lines otherwise."),
-          &OutputOptions::progress);
+    d.add(
+        options::choice("progress", Progress::mode_names(), "auto", "How training shows progress."),
+        &OutputOptions::progress);
     d.add(at_least(1,
                    key("progress_every", T::integer, "100", "Steps between plain progress lines.")),
           &OutputOptions::progress_every);

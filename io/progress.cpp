@@ -39,10 +39,23 @@ std::string format_duration(double s) {
   return buf;
 }
 
+namespace {
+constexpr std::array<options::EnumName<Progress::Mode>, 4> kModes{{
+    {Progress::Mode::automatic, "auto", "one updating line on a terminal, plain lines otherwise"},
+    {Progress::Mode::line, "line", "one updating line"},
+    {Progress::Mode::plain, "plain", "a line every progress_every steps (batch logs)"},
+    {Progress::Mode::none, "none", "nothing"},
+}};
+}  // namespace
+
+const options::EnumTable<Progress::Mode>& Progress::mode_names() {
+  static constexpr options::EnumTable<Mode> table("progress mode", kModes);
+  return table;
+}
+
 Progress::Mode Progress::mode_from_name(const std::string& name, std::FILE* out) {
-  if (name == "line") return Mode::line;
-  if (name == "plain") return Mode::plain;
-  if (name == "none") return Mode::none;
+  const Mode mode = mode_names().from_name(name);
+  if (mode != Mode::automatic) return mode;
   return isatty(fileno(out)) ? Mode::line : Mode::plain;
 }
 

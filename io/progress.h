@@ -13,14 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/options.h"
 #include "solvers/trainer.h"
 
 namespace jetpde::io {
 
 class Progress {
  public:
-  enum class Mode { line, plain, none };
-  // "auto" picks line when `out` is a terminal, else plain.
+  // automatic is resolved by mode_from_name (a Progress given it draws lines).
+  enum class Mode { automatic, line, plain, none };
+  static const options::EnumTable<Mode>& mode_names();  // output.progress's choices
+  // "auto" picks line when `out` is a terminal, else plain; UserError for an unknown name.
   static Mode mode_from_name(const std::string& name, std::FILE* out);
 
   // `stages` as the trainer runs them (their names and step counts: an L-BFGS stage's count is

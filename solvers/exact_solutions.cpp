@@ -32,6 +32,20 @@
 #include "autodiff/errors.h"
 
 namespace jetpde::solvers {
+
+namespace {
+constexpr std::array<options::EnumName<BuiltinExact>, 2> kBuiltinExact{{
+    {BuiltinExact::none, "none", "no built-in exact solution"},
+    {BuiltinExact::burgers_sine, "burgers_sine",
+     "viscous Burgers with u0 = -sin(pi x) on [-1, 1] (Cole-Hopf, by quadrature; nu from "
+     "`constants`)"},
+}};
+}  // namespace
+
+const options::EnumTable<BuiltinExact>& builtin_exact_names() {
+  static constexpr options::EnumTable<BuiltinExact> table("exact solution", kBuiltinExact);
+  return table;
+}
 namespace {
 
 constexpr double pi = std::numbers::pi;

@@ -23,9 +23,14 @@
 // 0.1 s); it grows like sqrt(t / nu) for small nu, and t / nu beyond about 5e13 is refused.
 #pragma once
 
+#include "autodiff/options.h"
 #include "autodiff/primitive.h"
 
 namespace jetpde::solvers {
+
+// The built-in exact solutions a config names (reference.exact).
+enum class BuiltinExact { none, burgers_sine };
+const options::EnumTable<BuiltinExact>& builtin_exact_names();
 
 // u(x, t) of viscous Burgers with u(x,0) = -sin(pi x) on [-1,1], zero at x = ±1, for any nu > 0.
 // At t = 0 it returns -sin(pi x) exactly. UserError, naming the value, when nu <= 0, t < 0 or an

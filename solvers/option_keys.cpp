@@ -1,6 +1,7 @@
 #include "solvers/option_keys.h"
 
 #include "geometry/sampler.h"
+#include "solvers/exact_solutions.h"
 
 namespace jetpde::solvers {
 namespace {
@@ -98,9 +99,7 @@ const options::Declaration<Weighting>& weighting_options() {
 const options::Declaration<Reference>& reference_options() {
   static const options::Declaration<Reference> d = [] {
     options::Declaration<Reference> d;
-    d.add(options::choice("exact", {"none", "burgers_sine"}, "none",
-                          "A built-in exact solution: burgers_sine is Burgers with u0 = -sin(pi x) "
-                          "on [-1, 1] (Cole-Hopf, by quadrature; nu from `constants`)."),
+    d.add(options::choice("exact", builtin_exact_names(), "none", "A built-in exact solution."),
           &Reference::exact);
     d.add(key("expressions", T::table, "",
               "Field -> exact solution as an expression of the coordinates."));

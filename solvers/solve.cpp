@@ -205,16 +205,19 @@ double clock_seconds() {
 ExactSolution exact_solution(const Reference& ref, Problem& p) {
   const Mathematics& math = p.math();
   if (ref.function) return ref.function;
-  if (ref.exact == "burgers_sine") {
+  BuiltinExact builtin = BuiltinExact::none;
+  try {
+    builtin = builtin_exact_names().from_name(ref.exact);
+  } catch (const UserError& e) {
+    throw UserError(std::string("reference.exact: ") + e.what());
+  }
+  if (builtin == BuiltinExact::burgers_sine) {
     const equations::Symbol* nu = math.context.find("nu");
     if (!nu)
       throw UserError("reference.exact: burgers_sine takes nu from the constants: declare nu");
     const double value = nu->value;
     return [value](const MatrixD& points) { return burgers_sine_exact(points, value); };
   }
-  if (ref.exact != "none")
-    throw UserError("reference.exact: unknown exact solution '" + ref.exact +
-                    "' (known: burgers_sine, none)");
   if (ref.expressions.empty()) return {};
   const std::vector<std::string>& fields = math.context.field_names();
   std::vector<std::string> texts;

@@ -13,12 +13,14 @@
 #include "compiler/passes.h"
 #include "geometry/sequences.h"
 #include "io/config_schema.h"
+#include "io/progress.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
 #include "nn/init.h"
 #include "nn/lbfgs.h"
 #include "nn/network.h"
 #include "nn/schedule.h"
+#include "solvers/exact_solutions.h"
 #include "solvers/optimizer.h"
 #include "solvers/problem.h"
 #include "solvers/solve.h"
@@ -81,6 +83,8 @@ TEST(EnumTables, RoundTripErrorsAndSchemaChoices) {
   check_table(solvers::condition_kind_names(), "conditions[].kind");
   check_table(solvers::device_names(), "device");
   check_table(solvers::weighting_kind_names(), "training.weighting.kind");
+  check_table(solvers::builtin_exact_names(), "reference.exact");
+  check_table(io::Progress::mode_names(), "output.progress");
   EXPECT_EQ(schema_key("training.stages[].optimizer").choices, solvers::optimizer_names());
 }
 
