@@ -15,6 +15,17 @@ double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[
 Vec3 cross(const Vec3& a, const Vec3& b) {
   return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
+// The vectors from x to a triangle's corners and the denominator of Van Oosterom & Strackee's
+// solid angle, tan(Omega / 2) = a.(b x c) / dn: what the potential and the winding number share.
+struct Corners {
+  Vec3 a, b, c;
+  double dn;
+};
+Corners corners(const Vec3 (&v)[3], const Vec3& x) {
+  const Vec3 a = minus(v[0], x), b = minus(v[1], x), c = minus(v[2], x);
+  const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
+  return {a, b, c, la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la};
+}
 }  // namespace
 
 MeshAdf::MeshAdf(const std::vector<Triangle>& triangles, const std::vector<bool>& selected) {
@@ -83,9 +94,7 @@ MeshAdf::MeshAdf(const std::vector<Triangle>& triangles, const std::vector<bool>
 double MeshAdf::potential(const Vec3& x) const {
   double w = 0;
   for (const Tri& t : tris_) {
-    const Vec3 a = minus(t.v[0], x), b = minus(t.v[1], x), c = minus(t.v[2], x);
-    const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
-    const double dn = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
+    const auto [a, b, c, dn] = corners(t.v, x);
     const double h = -dot(t.n, a);
     if (h == 0) {
       // In the triangle's plane: off the triangle (Dn > 0) the limit 4A/Dn; on it (a point of
@@ -102,9 +111,7 @@ double MeshAdf::potential(const Vec3& x) const {
 double MeshAdf::winding(const Vec3& x) const {
   double omega = 0;
   for (const Tri& t : all_) {
-    const Vec3 a = minus(t.v[0], x), b = minus(t.v[1], x), c = minus(t.v[2], x);
-    const double la = std::sqrt(dot(a, a)), lb = std::sqrt(dot(b, b)), lc = std::sqrt(dot(c, c));
-    const double dn = la * lb * lc + dot(a, b) * lc + dot(a, c) * lb + dot(b, c) * la;
+    const auto [a, b, c, dn] = corners(t.v, x);
     omega += 2 * std::atan2(dot(a, cross(b, c)), dn);
   }
   return omega / (4 * kPi);
