@@ -1,10 +1,39 @@
 #include "solvers/communicator.h"
 
+#include <algorithm>
+
 namespace jetpde::solvers {
 
 const Communicator& serial_communicator() {
   static const SerialCommunicator serial;
   return serial;
+}
+
+std::vector<double> Communicator::allgather(std::span<const double> values) const {
+  std::vector<double> counts(static_cast<std::size_t>(size()), 0.0);
+  counts[static_cast<std::size_t>(rank())] = static_cast<double>(values.size());
+  allreduce_sum(counts);
+  std::size_t offset = 0, total = 0;
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank()) offset = total;
+    total += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+  }
+  std::vector<double> all(total, 0.0);
+  std::copy(values.begin(), values.end(), all.begin() + static_cast<std::ptrdiff_t>(offset));
+  allreduce_sum(all);
+  return all;
+}
+
+std::vector<double> Communicator::gather(std::span<const double> values, int root) const {
+  std::vector<double> all = allgather(values);
+  if (rank() != root) all.clear();
+  return all;
+}
+
+Share share_of(std::int64_t n, int rank, int size) {
+  const std::int64_t base = n / size, extra = n % size;
+  return {.first = rank * base + std::min<std::int64_t>(rank, extra),
+          .count = base + (rank < extra ? 1 : 0)};
 }
 
 std::uint64_t rank_seed(std::uint64_t seed, int rank) {

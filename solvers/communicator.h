@@ -12,12 +12,13 @@
 // gradients and NTK traces of the loss weighting are averaged the same way, and the trainer's
 // stop conditions are agreed on (allreduce_max) so that every rank stops after the same step.
 //
-// An MPI implementation is one class deriving from Communicator (MPI_Allreduce, MPI_Bcast,
-// MPI_Barrier on its communicator); nothing else changes.
+// The MPI implementation is solvers/mpi.h (MPI_Allreduce and friends on a duplicate of the
+// communicator it is given); tests use ranks as threads of one process.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace jetpde::solvers {
 
@@ -32,6 +33,13 @@ class Communicator {
   // Rank `root`'s values on every rank.
   virtual void broadcast(std::span<double> values, int root = 0) const = 0;
   virtual void barrier() const = 0;
+  // Every rank's values (counts may differ) end to end in rank order, on every rank. The default
+  // is built from allreduce_sum (every rank's block at its offset, zeros elsewhere).
+  virtual std::vector<double> allgather(std::span<const double> values) const;
+  // The same on `root` only (empty elsewhere): what a writer on one rank needs from all.
+  virtual std::vector<double> gather(std::span<const double> values, int root = 0) const;
+  // Wall seconds this process spent in collectives (waiting for the others included).
+  virtual double seconds() const { return 0; }
 };
 
 // One process: rank 0 of 1, every collective a no-op.
@@ -43,6 +51,12 @@ class SerialCommunicator final : public Communicator {
   void allreduce_max(std::span<double>) const override {}
   void broadcast(std::span<double>, int) const override {}
   void barrier() const override {}
+  std::vector<double> allgather(std::span<const double> v) const override {
+    return {v.begin(), v.end()};
+  }
+  std::vector<double> gather(std::span<const double> v, int) const override {
+    return {v.begin(), v.end()};
+  }
 };
 
 // The process-wide serial communicator (the default of Problem and Objective).
@@ -51,5 +65,12 @@ const Communicator& serial_communicator();
 // The seed of `rank`'s random draws (its points) from a run's seed: rank 0 keeps `seed`, so a
 // serial run draws what it always drew; other ranks get well-separated streams.
 std::uint64_t rank_seed(std::uint64_t seed, int rank);
+
+// Rank `rank`'s share of n items split over `size` ranks as evenly as they go: the first n % size
+// ranks take one more. {first, count}.
+struct Share {
+  std::int64_t first = 0, count = 0;
+};
+Share share_of(std::int64_t n, int rank, int size);
 
 }  // namespace jetpde::solvers

@@ -64,6 +64,13 @@ Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
   outputs.insert(outputs.end(), slot_losses.begin(), slot_losses.end());
   for (const Var& g : grad(total, params_)) outputs.push_back(g);
   step_ = std::make_unique<compiler::Executable>(outputs, options_);
+  // Each rank's share of every term's rows (the rows of all ranks together: one allreduce).
+  std::vector<double> rows;
+  for (const LossTerm& term : terms_)
+    rows.push_back(static_cast<double>(term.residual.shape().rows));
+  std::vector<double> all_rows = rows;
+  communicator_->allreduce_sum(all_rows);
+  for (std::size_t t = 0; t < terms_.size(); ++t) term_share_.push_back(rows[t] / all_rows[t]);
   weights_.assign(slot_losses.size(), 1.0);
   slot_losses_.assign(slot_losses.size(), 0.0);
   set_weights(weights_);
@@ -94,8 +101,9 @@ void Objective::set_weights(const std::vector<double>& weights) {
     throw UserError("objective: " + std::to_string(weights.size()) + " weights for " +
                     std::to_string(weights_.size()) + " loss slots");
   weights_ = weights;
+  // This rank's part of the weighted sum: its share of the slot's rows (1 when serial).
   for (std::size_t k = 0; k < weights_.size(); ++k)
-    step_->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k]));
+    step_->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k] * share(k)));
 }
 
 void Objective::bind(compiler::Executable& exe, const Eigen::VectorXd& theta) {
@@ -111,11 +119,12 @@ Eigen::VectorXd Objective::gradient_from(const compiler::Executable& exe, std::s
   return g;
 }
 
-void Objective::average(std::span<double> values) const {
-  if (communicator_->size() == 1) return;
-  communicator_->allreduce_sum(values);
-  const double ranks = communicator_->size();
-  for (double& v : values) v /= ranks;
+double Objective::share(std::size_t slot) const {
+  return term_share_[static_cast<std::size_t>(slot_term_[slot])];
+}
+
+void Objective::sum_over_ranks(std::span<double> values) const {
+  if (communicator_->size() > 1) communicator_->allreduce_sum(values);
 }
 
 double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
@@ -126,16 +135,17 @@ double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradie
   if (gradient) *gradient = gradient_from(*step_, 1 + slot_losses_.size());
   double loss = step_->output(0)(0, 0);
   // The one place where the ranks' losses and gradients meet: one message with the loss, the
-  // slot losses and the gradient, averaged. Every rank then holds the same numbers, so every
-  // optimizer (a line search too) takes the same step everywhere.
+  // slot losses and the gradient, each rank's part weighted by its share of the rows, summed.
+  // Every rank then holds the same numbers, so every optimizer (a line search too) takes the
+  // same step everywhere.
   if (communicator_->size() > 1) {
     const std::size_t slots = slot_losses_.size();
     const Eigen::Index n = gradient ? gradient->size() : 0;
     std::vector<double> all(1 + slots + static_cast<std::size_t>(n));
-    all[0] = loss;
-    std::copy(slot_losses_.begin(), slot_losses_.end(), all.begin() + 1);
+    all[0] = loss;  // the weights bound already carry the shares
+    for (std::size_t k = 0; k < slots; ++k) all[1 + k] = slot_losses_[k] * share(k);
     if (gradient) std::copy(gradient->data(), gradient->data() + n, all.begin() + 1 + slots);
-    average(all);
+    sum_over_ranks(all);
     loss = all[0];
     std::copy(all.begin() + 1, all.begin() + 1 + slots, slot_losses_.begin());
     if (gradient) std::copy(all.begin() + 1 + slots, all.end(), gradient->data());
@@ -156,7 +166,17 @@ std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& th
   std::vector<Eigen::VectorXd> out;
   for (std::size_t t = 0; t < terms_.size(); ++t) {
     out.push_back(gradient_from(*term_gradients_, t * params_.size()));
-    average({out.back().data(), static_cast<std::size_t>(out.back().size())});
+    if (communicator_->size() > 1) out.back() *= term_share_[t];
+  }
+  if (communicator_->size() > 1) {  // one message for all terms
+    const auto n = static_cast<std::size_t>(layout_.size());
+    std::vector<double> all(n * out.size());
+    for (std::size_t t = 0; t < out.size(); ++t)
+      std::copy(out[t].data(), out[t].data() + n, all.begin() + static_cast<std::ptrdiff_t>(t * n));
+    sum_over_ranks(all);
+    for (std::size_t t = 0; t < out.size(); ++t)
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>(t * n),
+                all.begin() + static_cast<std::ptrdiff_t>((t + 1) * n), out[t].data());
   }
   return out;
 }
@@ -191,7 +211,11 @@ std::vector<double> Objective::ntk_traces(const Eigen::VectorXd& theta, int prob
       traces[t] += gradient_from(*probes_, t * params_.size()).squaredNorm() / n / probes;
     }
   }
-  average(traces);
+  // tr(J J^T) / n over all ranks' rows is the share-weighted sum of the ranks' values.
+  if (communicator_->size() > 1) {
+    for (std::size_t t = 0; t < traces.size(); ++t) traces[t] *= term_share_[t];
+    sum_over_ranks(traces);
+  }
   return traces;
 }
 

@@ -13,11 +13,13 @@
 // slabs). Two more compiled steps are built on first use: per-term gradients (learning-rate
 // annealing) and Hutchinson probes of the per-term NTK traces (NTK weighting).
 //
-// With several ranks (a Communicator of size > 1) each rank binds its own points, and evaluate()
-// is the one place where the ranks meet: the loss, the slot losses and the gradient are averaged
-// over the ranks there (one allreduce_sum of all of them, then / size(); every rank has as many
-// points, so the average of the ranks' means is the mean over all points). term_gradients and
-// ntk_traces average the same way. Serial (size 1) nothing is reduced.
+// With several ranks (a Communicator of size > 1) each rank binds its own share of every term's
+// rows, and evaluate() is the one place where the ranks meet: each rank weights its slots by its
+// share of their rows (rows here / rows of all ranks, known at construction), and one
+// allreduce_sum of the loss, the slot losses and the gradient then gives the mean over all
+// points, whatever the shares (unequal ones included, or a small set every rank holds whole:
+// then each share is 1 / ranks). term_gradients and ntk_traces reduce the same way. Serial
+// (size 1) the shares are 1 and nothing is reduced.
 #pragma once
 
 #include <Eigen/Core>
@@ -87,8 +89,10 @@ class Objective {
  private:
   void bind(compiler::Executable& exe, const Eigen::VectorXd& theta);
   Eigen::VectorXd gradient_from(const compiler::Executable& exe, std::size_t first) const;
-  // The ranks' average of `values`, in place (nothing to do with one rank).
-  void average(std::span<double> values) const;
+  // This rank's share of slot `slot`'s rows (1 serial).
+  double share(std::size_t slot) const;
+  // The sum over the ranks of `values`, in place (nothing to do with one rank).
+  void sum_over_ranks(std::span<double> values) const;
 
   std::vector<LossTerm> terms_;
   std::vector<Var> params_;
@@ -98,6 +102,7 @@ class Objective {
   std::vector<std::string> slot_names_;
   std::vector<int> slot_term_;
   std::vector<double> weights_, slot_losses_;
+  std::vector<double> term_share_;  // per term: this rank's rows / all ranks' rows
   Bindings inputs_;
   std::vector<Var> term_losses_;  // per term, unweighted
   std::unique_ptr<compiler::Executable> step_, term_gradients_, probes_;

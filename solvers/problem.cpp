@@ -50,6 +50,20 @@ std::uint64_t term_seed(std::uint64_t seed, std::size_t term) {
   return seed * 0x9e3779b97f4a7c15ULL + 1000003ULL * (term + 1);
 }
 
+// Rank `rank`'s rows of `all` (of `size` ranks): its share (share_of) of each of `chunks` equal
+// blocks, the blocks' order kept. A set with fewer rows per block than ranks is kept whole on
+// every rank (the objective's shares then weight each copy 1 / size).
+MatrixD rank_rows(const MatrixD& all, int chunks, int rank, int size) {
+  if (size == 1) return all;
+  const Eigen::Index block = all.rows() / chunks;
+  if (block < size) return all;
+  const Share mine = share_of(block, rank, size);
+  MatrixD out(mine.count * chunks, all.cols());
+  for (int c = 0; c < chunks; ++c)
+    out.middleRows(c * mine.count, mine.count) = all.middleRows(c * block + mine.first, mine.count);
+  return out;
+}
+
 // The STL part of a domain that is one, or the space of a time product of one; else null.
 const geometry::StlMesh* mesh_of(const geometry::Geometry& g) {
   if (const auto* tp = dynamic_cast<const geometry::TimeProduct*>(&g))
@@ -265,12 +279,34 @@ void Problem::prepare_hard_constraints() {
   }
 }
 
+int Problem::draw_count(int total) const {
+  const int size = communicator_->size();
+  if (spec_.pinn.rank_points == RankPoints::global || size == 1 || total < size) return total;
+  return static_cast<int>(share_of(total, communicator_->rank(), size).count);
+}
+
+std::uint64_t Problem::draw_seed(std::uint64_t seed) const {
+  return spec_.pinn.rank_points == RankPoints::global ? seed
+                                                      : rank_seed(seed, communicator_->rank());
+}
+
+MatrixD Problem::rank_share(const MatrixD& all, int chunks) const {
+  return rank_rows(all, chunks, communicator_->rank(), communicator_->size());
+}
+
 MatrixD Problem::interior_points(std::uint64_t seed) const {
+  MatrixD p = draw_interior(seed);
+  interior_rows_ = p.rows();
+  return spec_.pinn.rank_points == RankPoints::global ? rank_share(p, spec_.pinn.time_chunks) : p;
+}
+
+MatrixD Problem::draw_interior(std::uint64_t seed) const {
   geometry::SampleOptions o = spec_.pinn.sampling;
-  o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0);
-  MatrixD p = geometry::sample_interior(*spec_.math.domain,
-                                        static_cast<std::size_t>(spec_.pinn.interior_points), o)
-                  .points;
+  o.seed = term_seed(draw_seed(seed), 0);
+  MatrixD p =
+      geometry::sample_interior(*spec_.math.domain,
+                                static_cast<std::size_t>(draw_count(spec_.pinn.interior_points)), o)
+          .points;
   const int chunks = spec_.pinn.time_chunks;
   if (chunks > 1) {
     // Ordered by time, and cut to a multiple of the chunk count (a grid gives about n points).
@@ -293,13 +329,13 @@ void Problem::sample_condition(std::size_t k, std::uint64_t seed, Bindings& out)
   const ConditionKind& kind = condition_kind(c.kind);
   const geometry::Geometry& domain = *spec_.math.domain;
   geometry::SampleOptions o = spec_.pinn.sampling;
-  o.seed = term_seed(rank_seed(seed, communicator_->rank()), k + 1);
-  const auto n = static_cast<std::size_t>(spec_.pinn.condition(k).points);
+  o.seed = term_seed(draw_seed(seed), k + 1);
+  const auto n = static_cast<std::size_t>(draw_count(spec_.pinn.condition(k).points));
   geometry::PointSet s;
   switch (kind.points) {
-    case ConditionPoints::data:
-      out[points_name(k)] = c.data_points;
-      out[part_name(k, "values")] = c.data_values;
+    case ConditionPoints::data:  // split over the ranks
+      out[points_name(k)] = rank_share(c.data_points, 1);
+      out[part_name(k, "values")] = rank_share(c.data_values, 1);
       return;
     case ConditionPoints::periodic_pairs: {
       const int ci = domain.coordinate_index(c.coordinate);
@@ -308,8 +344,8 @@ void Problem::sample_condition(std::size_t k, std::uint64_t seed, Bindings& out)
           domain, n, o, c.coordinate + " == " + number(b.lo[static_cast<std::size_t>(ci)]));
       MatrixD hi = lo.points;
       hi.col(ci).setConstant(b.hi[static_cast<std::size_t>(ci)]);
-      out[points_name(k)] = lo.points;
-      out[part_name(k, "upper")] = hi;
+      out[points_name(k)] = drawn_share(lo.points);
+      out[part_name(k, "upper")] = drawn_share(hi);
       return;
     }
     case ConditionPoints::initial_face:
@@ -317,10 +353,12 @@ void Problem::sample_condition(std::size_t k, std::uint64_t seed, Bindings& out)
                                     geometry::BoundaryPiece::parse(domain, "initial"));
       break;
     case ConditionPoints::piece:
-      if (c.at.rows() > 0) {  // fixed points: the same at every resampling
-        s.points = c.at;
-        s.normals = domain.outward_normals(c.at);
-        break;
+      if (c.at.rows() > 0) {  // fixed points: the same at every resampling, split over the ranks
+        s.points = rank_share(c.at, 1);
+        s.normals = domain.outward_normals(s.points);
+        out[points_name(k)] = s.points;
+        if (kind.needs_normals) out[normals_name(k)] = spatial_normals(s.normals);
+        return;
       }
       try {
         s = geometry::sample_boundary(domain, n, o,
@@ -333,15 +371,21 @@ void Problem::sample_condition(std::size_t k, std::uint64_t seed, Bindings& out)
       }
       break;
   }
-  out[points_name(k)] = s.points;
-  if (kind.needs_normals) {
-    // Normals over the spatial coordinates (time products add a time component: dropped).
-    const std::vector<int> spatial = spec_.math.context.spatial();
-    MatrixD normals(s.normals.rows(), static_cast<Eigen::Index>(spatial.size()));
-    for (std::size_t j = 0; j < spatial.size(); ++j)
-      normals.col(static_cast<Eigen::Index>(j)) = s.normals.col(spatial[j]);
-    out[normals_name(k)] = normals;
-  }
+  out[points_name(k)] = drawn_share(s.points);
+  if (kind.needs_normals) out[normals_name(k)] = drawn_share(spatial_normals(s.normals));
+}
+
+MatrixD Problem::spatial_normals(const MatrixD& normals) const {
+  // Normals over the spatial coordinates (time products add a time component: dropped).
+  const std::vector<int> spatial = spec_.math.context.spatial();
+  MatrixD out(normals.rows(), static_cast<Eigen::Index>(spatial.size()));
+  for (std::size_t j = 0; j < spatial.size(); ++j)
+    out.col(static_cast<Eigen::Index>(j)) = normals.col(spatial[j]);
+  return out;
+}
+
+MatrixD Problem::drawn_share(const MatrixD& drawn) const {
+  return spec_.pinn.rank_points == RankPoints::global ? rank_share(drawn, 1) : drawn;
 }
 
 Bindings Problem::sample(std::uint64_t seed, bool with_data) const {
@@ -699,22 +743,35 @@ Bindings Problem::resample(std::uint64_t seed) const {
 
 Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates,
                                     std::uint64_t seed, double k, double c) {
-  const auto n = static_cast<Eigen::Index>(objective_->terms()[0].residual.shape().rows);
-  if (candidates < n)
+  // The interior points of all ranks; with global points every rank draws the whole pool, takes
+  // the residual at its share of it, and all make the same choice from all residuals.
+  const bool global = spec_.pinn.rank_points == RankPoints::global && communicator_->size() > 1;
+  const auto local_rows = static_cast<double>(objective_->terms()[0].residual.shape().rows);
+  std::vector<double> rows{local_rows};
+  if (global) communicator_->allreduce_sum(rows);
+  const auto n = static_cast<Eigen::Index>(global ? interior_rows_ : rows[0]);
+  const int pool_size = global ? candidates : draw_count(candidates);
+  if (pool_size < n)
     throw UserError("problem: adaptive sampling needs at least as many candidates (" +
-                    std::to_string(candidates) + ") as interior points (" + std::to_string(n) +
-                    ")");
+                    std::to_string(candidates) + ") as interior points (" +
+                    std::to_string(global ? interior_rows_ : spec_.pinn.interior_points) + ")");
   const Mathematics& m = spec_.math;
   geometry::SampleOptions o = spec_.pinn.sampling;
-  o.seed = term_seed(rank_seed(seed, communicator_->rank()), 0) ^ 0x5bd1e995ULL;
+  o.seed = term_seed(draw_seed(seed), 0) ^ 0x5bd1e995ULL;
   const MatrixD pool =
-      geometry::sample_interior(*m.domain, static_cast<std::size_t>(candidates), o).points;
-  Program& p = program("candidates\n" + std::to_string(pool.rows()), pool.rows(), 0,
+      geometry::sample_interior(*m.domain, static_cast<std::size_t>(pool_size), o).points;
+  const MatrixD mine = global ? rank_share(pool, 1) : pool;
+  Program& p = program("candidates\n" + std::to_string(mine.rows()), mine.rows(), 0,
                        [&](const nn::Network& net, Var at) {
                          return lower_at(net, at, {equations::parse(m.equations[0], m.context)});
                        });
-  run(p, theta, pool);
-  const MatrixD r = p.exe->output(0).abs().pow(k);
+  run(p, theta, mine);
+  MatrixD r = p.exe->output(0).abs().pow(k);
+  if (global && mine.rows() != pool.rows()) {
+    const std::vector<double> all =
+        communicator_->allgather({r.data(), static_cast<std::size_t>(r.size())});
+    r = Eigen::Map<const MatrixD>(all.data(), pool.rows(), 1);
+  }
   const double mean = r.mean();
   // Weighted sampling without replacement (Efraimidis & Spirakis): the n largest u^(1/w).
   std::mt19937_64 rng(o.seed + 1);
@@ -735,7 +792,7 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   MatrixD picked(n, pool.cols());
   for (Eigen::Index i = 0; i < n; ++i)
     picked.row(i) = pool.row(chosen[static_cast<std::size_t>(i)]);
-  Bindings out{{kInterior, picked}};
+  Bindings out{{kInterior, global ? rank_share(picked, spec_.pinn.time_chunks) : picked}};
   add_distances(out);
   return out;
 }

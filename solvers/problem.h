@@ -46,8 +46,11 @@ class Problem {
   // that differ from the domain's, an unknown field, an empty boundary piece, an initial
   // condition without time, a periodic coordinate the domain is not a box in, data of the wrong
   // shape, condition options that are not one per condition.
-  // Points are sampled with rank_seed(seed, communicator.rank()): each rank its own, rank 0 (and
-  // a serial run) those of `seed`. The communicator is not owned and must outlive the problem.
+  // With several ranks every point count is a total, and each rank holds its share
+  // (spec.pinn.rank_points: drawn with rank_seed(seed, rank), or its rows of the whole draw);
+  // data and fixed points are split. Rank 0 of a local draw, and a serial run, draw with `seed`.
+  // A collective: every rank constructs its problem from the same spec. The communicator is not
+  // owned and must outlive the problem.
   explicit Problem(ProblemSpec spec, const Communicator& communicator = serial_communicator());
   ~Problem();
 
@@ -55,6 +58,7 @@ class Problem {
   const nn::Network& network() const { return *network_; }
   const ProblemSpec& spec() const { return spec_; }
   const Mathematics& math() const { return spec_.math; }
+  const Communicator& communicator() const { return *communicator_; }
   // The training graph (the objective's residuals); evaluation adds nothing to it.
   const Graph& graph() const { return *graph_; }
   // The initial parameters from `seed`, and the trainable constants' initial values.
@@ -134,7 +138,19 @@ class Problem {
   // Taylor plan: a residual, a condition's expression, an evaluated quantity.
   std::vector<Var> lower_at(const nn::Network& net, Var at,
                             const std::vector<equations::Equation>& eqs, Var normal = {}) const;
+  // This rank's interior points: drawn (draw_interior), then its share of them with global points.
   MatrixD interior_points(std::uint64_t seed) const;
+  // The interior points this rank draws: its share of the count with local points, all of them
+  // with global ones (ordered by time and cut to a multiple of the chunks when chunked).
+  MatrixD draw_interior(std::uint64_t seed) const;
+  // How many of `total` points this rank draws, and with which seed (spec.pinn.rank_points).
+  int draw_count(int total) const;
+  std::uint64_t draw_seed(std::uint64_t seed) const;
+  // This rank's rows of a whole set (rank_rows in problem.cpp); of a drawn set, with global
+  // points (a local draw is this rank's already).
+  MatrixD rank_share(const MatrixD& all, int chunks) const;
+  MatrixD drawn_share(const MatrixD& drawn) const;
+  MatrixD spatial_normals(const MatrixD& normals) const;
   void sample_condition(std::size_t k, std::uint64_t seed, Bindings& out) const;
   // Values of the mesh distance's given leaf and streams (autodiff/taylor.h) at `points`, bound
   // to the input `name` of `graph`: empty when no hard constraint uses it or that input's graph
@@ -164,6 +180,7 @@ class Problem {
   std::unique_ptr<Objective> objective_;
   std::list<std::pair<std::string, Program>> programs_;  // most recently used first
   mutable DistanceCaches distance_cache_;                // the training graph's point sets
+  mutable Eigen::Index interior_rows_ = 0;  // interior points of all ranks (global points)
 };
 
 }  // namespace jetpde::solvers

@@ -365,7 +365,8 @@ Solution solve(ProblemSpec spec, const SolveOptions& options) {
   choose_device(options.device, options.require_device, spec, options.warn);
   SolveOptions o = options;
   o.started_at = started;
-  Solver solver(std::make_unique<Problem>(std::move(spec)), std::move(o));
+  const Communicator& comm = o.communicator ? *o.communicator : serial_communicator();
+  Solver solver(std::make_unique<Problem>(std::move(spec), comm), std::move(o));
   return solver.run(options.resume);
 }
 

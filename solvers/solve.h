@@ -126,6 +126,9 @@ struct SolveOptions {
   // Every checkpoint_every steps and after the last: the state to `checkpoint` (not owned).
   CheckpointSink* checkpoint = nullptr;
   int checkpoint_every = 1000;
+  // The ranks that solve together (data parallelism, docs/design.md section 14; not owned): solve()
+  // builds the problem on it; a Solver takes its problem's. Null: serial.
+  const Communicator* communicator = nullptr;
   // A state to continue from (solve() only; Solver::run takes it): its step, parameters and
   // optimizer state replace the initial ones. Not owned.
   const TrainerState* resume = nullptr;

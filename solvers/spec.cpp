@@ -123,6 +123,20 @@ const options::EnumTable<Condition::Kind>& condition_kind_names() {
   return table;
 }
 
+namespace {
+constexpr std::array<options::EnumName<RankPoints>, 2> kRankPoints{{
+    {RankPoints::local, "local", "each rank draws its share with a seed of its own"},
+    {RankPoints::global, "global",
+     "each rank draws the whole sets from the run's seed and keeps its share (the points of one "
+     "rank, whatever the rank count)"},
+}};
+}  // namespace
+
+const options::EnumTable<RankPoints>& rank_points_names() {
+  static constexpr options::EnumTable<RankPoints> table("parallel.points", kRankPoints);
+  return table;
+}
+
 const ConditionKind& condition_kind(Condition::Kind kind) {
   for (const ConditionKind& k : kKinds)
     if (k.kind == kind) return k;

@@ -195,6 +195,15 @@ struct ConditionOptions {
   double weight = 1.0;  // initial loss weight
 };
 
+// How the ranks of a data-parallel run get their points (docs/design.md section 14). Counts are
+// totals over the ranks in both. local: each rank draws its share of every count with its own
+// seed (rank_seed), the scalable way. global: each rank draws the whole sets from the run's seed
+// and keeps its share, so that the points, and the run, are those of one rank (to rounding)
+// whatever the rank count; each rank pays for the whole draw. Data points and fixed `at` points
+// are split in both.
+enum class RankPoints { local, global };
+const options::EnumTable<RankPoints>& rank_points_names();
+
 struct PinnOptions {
   nn::NetworkSpec network;  // inputs and outputs are set from the context
   int interior_points = 2048;
@@ -205,6 +214,7 @@ struct PinnOptions {
   std::vector<HardConstraint> hard_constraints;  // at most one per field
   int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
   std::string param_prefix = "pde_";
+  RankPoints rank_points = RankPoints::local;
 
   // Condition k's options (the defaults when `conditions` is empty).
   ConditionOptions condition(std::size_t k) const {

@@ -1,7 +1,9 @@
-// The communicator seam: serial is rank 0 of 1 and changes nothing; ranks draw their own points
-// (rank 0 those of a serial run); with several ranks (threads here, each with its own objective
-// and half of the points) the loss and gradient are averaged in Objective::evaluate, every rank
-// takes the same steps, and a stop on one rank stops all after the same step.
+// The communicator seam: serial is rank 0 of 1 and changes nothing; with several ranks (threads
+// here, each with its own problem or objective) every count is a total and each rank holds its
+// share of the points (drawn with its own seed, or its rows of the whole draw), the loss and
+// gradient are summed in Objective::evaluate weighted by each rank's share of the rows (the mean
+// over all points), every rank takes the same steps, and a stop on one rank stops all after the
+// same step. Real MPI ranks: tests/mpi.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -83,6 +85,18 @@ class ThreadRanks {
   std::vector<std::vector<double>> slots_;
 };
 
+// fn(rank, communicator) on `size` ranks as threads, joined.
+template <class Fn>
+void on_ranks(ThreadRanks& ranks, int size, Fn fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      const ThreadRanks::Rank comm = ranks.rank(r);
+      fn(r, comm);
+    });
+  for (std::thread& t : threads) t.join();
+}
+
 MatrixD interior(int from, int count) {  // of 32 points evenly inside (0, 1)
   MatrixD x(count, 1);
   for (int i = 0; i < count; ++i) x(i, 0) = (from + i + 1) / 33.0;
@@ -127,7 +141,7 @@ TEST(Communicator, SerialIsRankZeroOfOneAndRankZeroKeepsTheSeed) {
   EXPECT_EQ(seen.size(), 200u * 8);
 }
 
-TEST(Communicator, EachRankSamplesItsOwnPointsAndRankZeroASerialRunsPoints) {
+ProblemSpec small_spec() {
   ProblemSpec spec;
   spec.math.domain = geometry::rectangle({0, 0}, {1, 1});
   spec.math.context.fields({"u"}).coordinates({"x", "y"});
@@ -136,28 +150,66 @@ TEST(Communicator, EachRankSamplesItsOwnPointsAndRankZeroASerialRunsPoints) {
   spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
   spec.pinn.conditions = {{.points = 8}};
   spec.pinn.network.hidden = {4};
-  ThreadRanks ranks(2);  // no collectives are called here
-  const ThreadRanks::Rank rank0 = ranks.rank(0), rank1 = ranks.rank(1);
-  Problem serial(spec), first(spec, rank0), second(spec, rank1);
-  const Bindings& a = serial.objective().inputs();
-  const Bindings& b = first.objective().inputs();
-  const Bindings& c = second.objective().inputs();
-  ASSERT_EQ(a.size(), 2u);
-  for (const auto& [name, points] : a) {
-    EXPECT_TRUE((b.at(name) == points).all()) << name;
-    EXPECT_FALSE((c.at(name) == points).all()) << name;
-  }
-  for (const auto& [name, points] : serial.resample(7)) {
-    EXPECT_TRUE((first.resample(7).at(name) == points).all()) << name;
-    EXPECT_FALSE((second.resample(7).at(name) == points).all()) << name;
-  }
-  // The network's initial parameters do not depend on the rank: every rank starts alike.
-  EXPECT_TRUE(serial.initial_theta(3) == second.initial_theta(3));
+  return spec;
 }
 
-// Two ranks with 16 of the 32 points each: the averaged loss is the serial loss over all 32
-// (every rank has as many points), both ranks take the same steps through Adam and L-BFGS, and
-// they end where the serial run ends up to rounding.
+// Local points: the counts are totals, each rank draws its share with its own seed (rank 0 with
+// the run's), so the ranks' points differ; the parameters do not depend on the rank.
+TEST(Communicator, EachRankDrawsItsShareOfEveryCount) {
+  const ProblemSpec spec = small_spec();
+  Problem serial(spec);
+  ThreadRanks ranks(2);
+  Bindings points[2], resampled[2];
+  Eigen::VectorXd theta[2];
+  on_ranks(ranks, 2, [&](int r, const Communicator& comm) {
+    Problem p(spec, comm);
+    points[r] = p.objective().inputs();
+    resampled[r] = p.resample(7);
+    theta[r] = p.initial_theta(3);
+  });
+  const Bindings& a = serial.objective().inputs();
+  ASSERT_EQ(a.size(), 2u);
+  for (const auto& [name, all] : a) {
+    EXPECT_EQ(points[0].at(name).rows() * 2, all.rows()) << name;
+    EXPECT_EQ(points[1].at(name).rows() * 2, all.rows()) << name;
+    EXPECT_FALSE((points[0].at(name) == points[1].at(name)).all()) << name;
+    EXPECT_FALSE((resampled[0].at(name) == resampled[1].at(name)).all()) << name;
+    EXPECT_FALSE((resampled[0].at(name) == points[0].at(name)).all()) << name;
+  }
+  EXPECT_TRUE(serial.initial_theta(3) == theta[0]);
+  EXPECT_TRUE(theta[0] == theta[1]);
+}
+
+// Global points: the ranks' shares of 3 ranks, end to end, are the serial run's points (of 17
+// interior points: 6, 6, 5), at construction and at every resampling.
+TEST(Communicator, GlobalPointsAreTheSerialPointsSplit) {
+  ProblemSpec spec = small_spec();
+  spec.pinn.rank_points = RankPoints::global;
+  spec.pinn.interior_points = 17;
+  Problem serial(spec);
+  ThreadRanks ranks(3);
+  Bindings points[3], resampled[3];
+  on_ranks(ranks, 3, [&](int r, const Communicator& comm) {
+    Problem p(spec, comm);
+    points[r] = p.objective().inputs();
+    resampled[r] = p.resample(7);
+  });
+  const auto joined = [](const Bindings* b, const std::string& name) {
+    MatrixD all(b[0].at(name).rows() + b[1].at(name).rows() + b[2].at(name).rows(),
+                b[0].at(name).cols());
+    all << b[0].at(name), b[1].at(name), b[2].at(name);
+    return all;
+  };
+  EXPECT_EQ(points[2].at("interior").rows(), 5);
+  for (const auto& [name, all] : serial.objective().inputs())
+    EXPECT_TRUE((joined(points, name) == all).all()) << name;
+  for (const auto& [name, all] : serial.resample(7))
+    EXPECT_TRUE((joined(resampled, name) == all).all()) << name;
+}
+
+// Two ranks with 16 of the 32 points each: the summed loss is the serial loss over all 32, both
+// ranks take the same steps through Adam and L-BFGS, and they end where the serial run ends up to
+// rounding.
 TEST(Communicator, TwoRanksAverageTheLossAndTakeTheSameSteps) {
   const std::vector<Stage> stages{
       {.name = "adam", .steps = 30, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
@@ -171,21 +223,18 @@ TEST(Communicator, TwoRanksAverageTheLossAndTakeTheSameSteps) {
   const TrainResult serial_result = serial_trainer.train(theta);
 
   ThreadRanks ranks(2);
-  const ThreadRanks::Rank comms[2] = {ranks.rank(0), ranks.rank(1)};
-  std::vector<std::unique_ptr<Poisson>> p;
-  for (int r = 0; r < 2; ++r) {
-    p.push_back(std::make_unique<Poisson>(16, comms[r]));
-    p.back()->obj->set_inputs({{"x", interior(16 * r, 16)}});
-  }
   double loss[2];
   Eigen::VectorXd g[2], end[2];
   TrainResult result[2];
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r)
     threads.emplace_back([&, r] {
-      end[r] = p[static_cast<std::size_t>(r)]->theta0();
-      loss[r] = p[static_cast<std::size_t>(r)]->obj->evaluate(end[r], &g[r]);
-      Trainer trainer(*p[static_cast<std::size_t>(r)]->obj, stages, {.initial = {1.0, 10.0}});
+      const ThreadRanks::Rank comm = ranks.rank(r);
+      Poisson p(16, comm);
+      p.obj->set_inputs({{"x", interior(16 * r, 16)}});
+      end[r] = p.theta0();
+      loss[r] = p.obj->evaluate(end[r], &g[r]);
+      Trainer trainer(*p.obj, stages, {.initial = {1.0, 10.0}});
       result[r] = trainer.train(end[r]);
     });
   for (std::thread& t : threads) t.join();
@@ -204,47 +253,87 @@ TEST(Communicator, TwoRanksAverageTheLossAndTakeTheSameSteps) {
 // An interrupt on one rank stops every rank after the same step.
 TEST(Communicator, AStopOnOneRankStopsAllAfterTheSameStep) {
   ThreadRanks ranks(2);
-  const ThreadRanks::Rank comms[2] = {ranks.rank(0), ranks.rank(1)};
-  std::vector<std::unique_ptr<Poisson>> p;
-  for (int r = 0; r < 2; ++r) {
-    p.push_back(std::make_unique<Poisson>(16, comms[r]));
-    p.back()->obj->set_inputs({{"x", interior(16 * r, 16)}});
-  }
-  TrainResult result[2];
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
+  TrainResult result[2], stopped[2];
+  on_ranks(ranks, 2, [&](int r, const Communicator& comm) {
+    Poisson p(16, comm);
+    p.obj->set_inputs({{"x", interior(16 * r, 16)}});
+    {
       volatile std::sig_atomic_t flag = 0;
-      Trainer trainer(*p[static_cast<std::size_t>(r)]->obj, {{.name = "adam", .steps = 40}});
+      Trainer trainer(*p.obj, {{.name = "adam", .steps = 40}});
       trainer.stop_when({.interrupt = &flag});
       trainer.on_step([&](const StepInfo& info) {
         if (r == 1 && info.step == 7) flag = 1;
         return true;
       });
-      Eigen::VectorXd theta = p[static_cast<std::size_t>(r)]->theta0();
+      Eigen::VectorXd theta = p.theta0();
       result[r] = trainer.train(theta);
-    });
-  for (std::thread& t : threads) t.join();
+    }
+    // A callback that stops rank 0 on the very last step: rank 1 learns it too (and neither
+    // waits for the other forever).
+    Trainer trainer(*p.obj, {{.name = "adam", .steps = 10}});
+    trainer.on_step([&](const StepInfo& info) { return !(r == 0 && info.step == 10); });
+    Eigen::VectorXd theta = p.theta0();
+    stopped[r] = trainer.train(theta);
+  });
   for (const TrainResult& r : result) {
     EXPECT_EQ(r.status, TrainResult::Status::interrupted);
     EXPECT_EQ(r.steps, 7);
     EXPECT_EQ(r.message, "stage 'adam': interrupted after step 7");
   }
-  // A callback that stops rank 0 on the very last step: rank 1 learns it too (and neither waits
-  // for the other forever).
-  threads.clear();
-  for (int r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
-      Trainer trainer(*p[static_cast<std::size_t>(r)]->obj, {{.name = "adam", .steps = 10}});
-      trainer.on_step([&](const StepInfo& info) { return !(r == 0 && info.step == 10); });
-      Eigen::VectorXd theta = p[static_cast<std::size_t>(r)]->theta0();
-      result[r] = trainer.train(theta);
-    });
-  for (std::thread& t : threads) t.join();
-  for (const TrainResult& r : result) {
+  for (const TrainResult& r : stopped) {
     EXPECT_EQ(r.status, TrainResult::Status::stopped);
     EXPECT_EQ(r.message, "stopped by a callback at step 10");
   }
+}
+
+// Unequal shares (20 and 12 of the 32 points) weight each rank by its rows: the loss and
+// gradient are still the serial ones over all 32 points.
+TEST(Communicator, UnequalSharesGiveTheMeanOverAllPoints) {
+  Poisson serial(32, serial_communicator());
+  serial.obj->set_inputs({{"x", interior(0, 32)}});
+  const Eigen::VectorXd theta = serial.theta0();
+  Eigen::VectorXd g_serial;
+  const double loss0 = serial.obj->evaluate(theta, &g_serial);
+  const std::vector<double> slots0 = serial.obj->slot_losses();
+  const std::vector<Eigen::VectorXd> terms0 = serial.obj->term_gradients(theta);
+  ThreadRanks ranks(2);
+  double loss[2];
+  Eigen::VectorXd g[2];
+  std::vector<double> slots[2];
+  std::vector<Eigen::VectorXd> terms[2];
+  on_ranks(ranks, 2, [&](int r, const Communicator& comm) {
+    Poisson p(r == 0 ? 20 : 12, comm);
+    p.obj->set_inputs({{"x", r == 0 ? interior(0, 20) : interior(20, 12)}});
+    loss[r] = p.obj->evaluate(theta, &g[r]);
+    slots[r] = p.obj->slot_losses();
+    terms[r] = p.obj->term_gradients(theta);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(loss[r], loss0, 1e-12 * loss0);
+    EXPECT_LT((g[r] - g_serial).norm(), 1e-12 * g_serial.norm());
+    for (std::size_t k = 0; k < slots0.size(); ++k)
+      EXPECT_NEAR(slots[r][k], slots0[k], 1e-12 * slots0[k]) << k;
+    for (std::size_t t = 0; t < terms0.size(); ++t)
+      EXPECT_LT((terms[r][t] - terms0[t]).norm(), 1e-12 * terms0[t].norm()) << t;
+  }
+}
+
+TEST(Communicator, AllgatherAndGatherPutTheRanksEndToEnd) {
+  ThreadRanks ranks(3);
+  std::vector<double> all[3], at_root[3];
+  on_ranks(ranks, 3, [&](int r, const Communicator& comm) {
+    std::vector<double> mine(static_cast<std::size_t>(r + 1), r + 0.5);
+    all[r] = comm.allgather(mine);
+    at_root[r] = comm.gather(mine, 1);
+  });
+  const std::vector<double> expected{0.5, 1.5, 1.5, 2.5, 2.5, 2.5};
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(all[r], expected);
+  EXPECT_TRUE(at_root[0].empty());
+  EXPECT_EQ(at_root[1], expected);
+  EXPECT_TRUE(at_root[2].empty());
+  EXPECT_EQ(share_of(17, 2, 3).first, 12);
+  EXPECT_EQ(share_of(17, 2, 3).count, 5);
+  EXPECT_EQ(share_of(17, 0, 3).count, 6);
 }
 
 }  // namespace
