@@ -11,6 +11,8 @@ Measured (the config bench/scaling/poisson2d.yaml, OMP_NUM_THREADS=1 and --threa
   weak    the points per rank fixed (N times the total at N ranks)
   1 rank  also at 1/2 and 1/4 of the points: compute time per step as a + b * points, the model's
           compute part (a: what does not shrink with the points, e.g. the optimizer's update)
+  threads 1 rank with as many OpenMP threads as cores, on the strong total: the other way to use
+          the same cores
 Rank counts above the cores this process may use run oversubscribed (Open MPI --oversubscribe,
 no binding) and are labelled so: their ranks take turns on the cores.
 
@@ -111,31 +113,31 @@ def mlp_parameters(config_path):
     return sum((widths[i] + 1) * widths[i + 1] for i in range(len(widths) - 1))
 
 
-def mpirun_base(ranks, cores):
-    """The mpirun command line for `ranks` single-thread ranks on this machine."""
+def mpirun_base(ranks, cores, threads=1):
+    """The mpirun command line for `ranks` ranks of `threads` threads on this machine."""
     cmd = ["mpirun", "-n", str(ranks)]
-    if ranks > cores:
+    if ranks * threads > cores:
         cmd += ["--oversubscribe", "--bind-to", "none"]
     else:
-        cmd += ["--bind-to", "core", "--map-by", "core"]
+        cmd += ["--map-by", f"slot:PE={threads}", "--bind-to", "core"]
     return cmd
 
 
-def mpi_env():
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+def mpi_env(threads=1):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     if os.geteuid() == 0:  # CI runs as root; Open MPI refuses it unless told
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     return env
 
 
-def run_jetpde(args, ranks, interior, boundary, folder, cores):
+def run_jetpde(args, ranks, interior, boundary, folder, cores, threads):
     """One training run; returns its summary.json (checked)."""
     shutil.rmtree(folder, ignore_errors=True)
-    cmd = mpirun_base(ranks, cores) + [
-        args.jetpde, "run", args.config, "--output", folder, "--threads", "1", "--progress",
+    cmd = mpirun_base(ranks, cores, threads) + [
+        args.jetpde, "run", args.config, "--output", folder, "--threads", str(threads), "--progress",
         "none", "--set", f"sampling.interior_points={interior}", "--set",
         f"conditions.0.points={boundary}", "--set", f"training.stages.0.steps={args.steps}"]
-    p = subprocess.run(cmd, env=mpi_env(), cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(cmd, env=mpi_env(threads), cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {p.returncode}:\n{p.stdout}{p.stderr}")
     with open(os.path.join(folder, "summary.json")) as f:
@@ -149,21 +151,33 @@ def run_jetpde(args, ranks, interior, boundary, folder, cores):
     return s
 
 
-def measure(args, label, ranks, interior, boundary, cores):
-    """Median seconds per step and communication fraction over --repeats runs."""
-    per_step, comm = [], []
+def measure_all(args, plan, cores):
+    """Runs every case of `plan` ({key: (label, ranks, interior, boundary, threads)}) --repeats
+    times, in rounds (each round runs every case once, in a rotated order, so that a change of
+    the machine's load falls on all cases alike). Per case the fastest run is kept: competing
+    processes only ever slow a run down, and with ranks that wait for each other one preempted
+    rank slows them all."""
+    runs = {key: [] for key in plan}
+    keys = list(plan)
     for r in range(args.repeats):
-        folder = os.path.join(args.out, "runs", f"{label}-{ranks}-{r}")
-        s = run_jetpde(args, ranks, interior, boundary, folder, cores)
-        train = s["seconds"]["train"]
-        per_step.append(train / s["steps"])
-        comm.append(s["seconds"].get("communication", 0.0) / train if train > 0 else 0.0)
-    return {"ranks": ranks, "points": interior + boundary, "interior": interior,
-            "boundary": boundary, "oversubscribed": ranks > cores,
-            "seconds_per_step": statistics.median(per_step), "runs": per_step,
-            "communication_fraction": statistics.median(comm),
-            "communication_seconds_per_step": statistics.median(
-                [c * t for c, t in zip(comm, per_step)])}
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            label, ranks, interior, boundary, threads = plan[key]
+            folder = os.path.join(args.out, "runs", f"{label}-{ranks}-{r}")
+            s = run_jetpde(args, ranks, interior, boundary, folder, cores, threads)
+            train = s["seconds"]["train"]
+            runs[key].append((train / s["steps"], s["seconds"].get("communication", 0.0) / train
+                              if train > 0 else 0.0))
+    out = {}
+    for key, (label, ranks, interior, boundary, threads) in plan.items():
+        best = min(runs[key])
+        out[key] = {"ranks": ranks, "threads": threads, "points": interior + boundary,
+                    "interior": interior, "boundary": boundary,
+                    "oversubscribed": ranks * threads > cores, "seconds_per_step": best[0],
+                    "communication_fraction": best[1],
+                    "communication_seconds_per_step": best[0] * best[1],
+                    "runs": [t for t, _ in runs[key]],
+                    "communication_fractions": [c for _, c in runs[key]]}
+    return out
 
 
 def pingpong(args, ranks, cores, counts):
@@ -271,7 +285,7 @@ def main():
                     "weak: per rank)")
     ap.add_argument("--boundary", type=int, default=512, help="boundary points, the same way")
     ap.add_argument("--steps", type=int, default=400, help="Adam steps per run")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per point (median)")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per case (the fastest counts)")
     ap.add_argument("--latency", type=float, default=1.5e-6, help="network latency alpha, s")
     ap.add_argument("--bandwidth", type=float, default=12.5e9, help="network bandwidth beta, B/s")
     ap.add_argument("--project", default="64,512", help="rank counts to project to")
@@ -327,20 +341,30 @@ def main():
                              env=mpi_env()).stdout.splitlines()[0]
         version = subprocess.run([args.jetpde, "--version"], capture_output=True,
                                  text=True).stdout.strip()
-        print(f"scaling: {args.config}, {args.steps} Adam steps, median of {args.repeats}; "
+        print(f"scaling: {args.config}, {args.steps} Adam steps, fastest of {args.repeats}; "
               f"{cpu}, {cores} cores; {mpi}; {version}; one thread per rank")
         res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "cpu": cpu, "cores": cores, "mpi": mpi, "jetpde": version, "config": args.config,
                "steps": args.steps, "repeats": args.repeats, "parameters": params}
         b, i = args.boundary, args.interior
-        strong = [measure(args, "strong", n, i, b, cores) for n in ranks]
-        weak = [strong[0]] + [measure(args, "weak", n, n * i, n * b, cores) for n in ranks[1:]]
+        plan = {("strong", n): ("strong", n, i, b, 1) for n in ranks}
+        plan.update({("weak", n): ("weak", n, n * i, n * b, 1) for n in ranks[1:]})
         # The 1-rank compute line: the strong runs' per-rank point counts, at one rank.
-        fit = [strong[0]] + [measure(args, "compute", 1, i // n, max(b // n, 1), cores)
-                             for n in ranks[1:]]
+        plan.update({("compute", n): ("compute", 1, i // n, max(b // n, 1), 1) for n in ranks[1:]})
+        # The same cores as threads of one rank instead of ranks: which way to use a node's cores.
+        if cores > 1:
+            plan[("threads", cores)] = ("threads", 1, i, b, cores)
+        load = [os.getloadavg()[0]]
+        m = measure_all(args, plan, cores)
+        load.append(os.getloadavg()[0])
+        strong = [m[("strong", n)] for n in ranks]
+        weak = [strong[0]] + [m[("weak", n)] for n in ranks[1:]]
+        fit = [strong[0]] + [m[("compute", n)] for n in ranks[1:]]
+        threads = [m[("threads", cores)]] if cores > 1 else []
         with open(os.path.join(args.out, "runs", "strong-1-0", "summary.json")) as f:
             slots = len(json.load(f)["losses"])
-        res.update(strong=strong, weak=weak, compute=fit, slots=slots)
+        res.update(strong=strong, weak=weak, compute=fit, threads=threads, slots=slots,
+                   load_average=load)
         # The transport here: ping-pong at 2 ranks, the step's allreduces at every rank count.
         n_doubles = 1 + slots + params
         res["transport"] = {str(n): pingpong(args, n, cores, [n_doubles, 1])
@@ -352,7 +376,9 @@ def main():
     strong, weak = res["strong"], res["weak"]
     t1 = strong[0]["seconds_per_step"]
 
-    print(f"\nMeasured ({res['date']}, {res['cpu']}, {res['cores']} cores, {res['mpi']}):")
+    print(f"\nMeasured ({res['date']}, {res['cpu']}, {res['cores']} cores, {res['mpi']}; "
+          f"fastest of {res['repeats']} runs; load average {res['load_average'][0]:.1f} before, "
+          f"{res['load_average'][1]:.1f} after):")
     rows = []
     for kind, runs in (("strong", strong), ("weak", weak)):
         for r in runs:
@@ -361,6 +387,11 @@ def main():
             label = f"{n}" + (" (oversubscribed)" if r["oversubscribed"] else "")
             rows.append([kind, label, r["points"], r["points"] // n, fmt_s(t), f"{speedup:.2f}",
                          f"{speedup / n:.2f}", f"{100 * r['communication_fraction']:.1f}%"])
+    for r in res.get("threads", []):
+        speedup = t1 / r["seconds_per_step"]
+        rows.append(["threads", f"1 x {r['threads']} threads", r["points"], r["points"],
+                     fmt_s(r["seconds_per_step"]), f"{speedup:.2f}",
+                     f"{speedup / r['threads']:.2f}", "-"])
     table(["scaling", "ranks", "points", "per rank", "s/step", "speed-up", "efficiency",
            "comm"], rows)
     print(f"\nCompute at 1 rank: {fmt_s(a)} + {b * 1e9:.1f} ns x points per step "
