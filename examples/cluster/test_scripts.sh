@@ -7,7 +7,8 @@
 #     next part resumes from the checkpoint, and SIGTERM to the job (scancel, pre-emption) ends
 #     with a checkpoint and status interrupted, not requeued;
 #   - pbs_data_parallel.pbs the same way: the next part is submitted with qsub and the run folder;
-#   - the decomposed scripts refuse a config without a top-level `decomposition:` key.
+#   - the decomposed scripts refuse a config without a top-level `decomposition:` key, and
+#     slurm_decomposed.sbatch trains its default config for a few steps (when it is there).
 #
 #   bash examples/cluster/test_scripts.sh build/apps/jetpde /tmp/cluster-test [RANKS]
 set -u
@@ -97,6 +98,18 @@ for s in slurm_decomposed.sbatch pbs_decomposed.pbs; do
   check "$s refuses a config without decomposition:" \
     grep -q "has no top-level 'decomposition:' key" <<<"$out"
 done
+
+# The decomposed scripts' default config, a few steps at 2 ranks, where it is there.
+if [ -f "$root/examples/fbpinn_cos.yaml" ]; then
+  dir="$work/scratch/decomposed"
+  env -u SLURM_JOB_ID -u PBS_JOBID OMP_NUM_THREADS=1 JETPDE="$jetpde" JETPDE_RUN_DIR="$dir" \
+    SLURM_JOB_ID=4343 SLURM_NTASKS="$ranks" SLURM_SUBMIT_DIR="$root" JETPDE_ARGS="--max-steps 3" \
+    bash "$here/slurm_decomposed.sbatch" >"$work/decomposed.log" 2>&1
+  check "slurm_decomposed.sbatch trains examples/fbpinn_cos.yaml on $ranks ranks" \
+    test "$(status_of "$dir")/$(ranks_of "$dir")" = "finished/$ranks"
+else
+  echo "note: examples/fbpinn_cos.yaml (the decomposed scripts' default config) is not there"
+fi
 
 if [ "$failures" != 0 ]; then
   echo "$failures checks failed; logs in $work"
