@@ -111,7 +111,8 @@ def mlp_parameters(config_path):
     if keys - {"hidden", "activation"}:
         fail(f"{config_path}: network has {sorted(keys - {'hidden', 'activation'})}; the "
              "parameter count here knows plain MLPs only (pass --parameters)")
-    hidden = [int(h) for h in re.search(r"hidden:\s*\[([^\]]*)\]", net.group(1)).group(1).split(",")]
+    hidden = re.search(r"hidden:\s*\[([^\]]*)\]", net.group(1)).group(1)
+    hidden = [int(h) for h in hidden.split(",")]
     dims = len(re.search(r"^\s+min:\s*\[([^\]]*)\]", text, re.M).group(1).split(","))
     fields = re.search(r"^fields:\s*\[([^\]]*)\]", text, re.M)
     outputs = len(fields.group(1).split(",")) if fields else 1
@@ -140,8 +141,8 @@ def run_jetpde(args, ranks, interior, boundary, folder, cores, threads):
     """One training run; returns its summary.json (checked)."""
     shutil.rmtree(folder, ignore_errors=True)
     cmd = mpirun_base(ranks, cores, threads) + [
-        args.jetpde, "run", args.config, "--output", folder, "--threads", str(threads), "--progress",
-        "none", "--set", f"sampling.interior_points={interior}", "--set",
+        args.jetpde, "run", args.config, "--output", folder, "--threads", str(threads),
+        "--progress", "none", "--set", f"sampling.interior_points={interior}", "--set",
         f"conditions.0.points={boundary}", "--set", f"training.stages.0.steps={args.steps}"]
     p = subprocess.run(cmd, env=mpi_env(threads), cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
@@ -267,7 +268,8 @@ def project(args, a, b, p_strong, p_weak, params, slots, alpha, beta):
         tdb = t1w + decomposed_built_comm(n, params, slots, alpha, beta)
         tdh = t1w + decomposed_halo_comm(n, args, slots, alpha, beta)
         rows.append({"ranks": n, "strong_points": p_strong, "strong_seconds_per_step": ts,
-                     "strong_efficiency": t1s / (n * ts), "strong_communication_fraction": comm / ts,
+                     "strong_efficiency": t1s / (n * ts),
+                     "strong_communication_fraction": comm / ts,
                      "weak_points_per_rank": p_weak, "weak_seconds_per_step": tw,
                      "weak_efficiency": t1w / tw, "weak_communication_fraction": comm / tw,
                      "decomposed_built_weak_efficiency": t1w / tdb,
@@ -345,6 +347,7 @@ def main():
             fail(f"--model-only: no {result_path} (run without it first)")
         with open(result_path) as f:
             res = json.load(f)
+        params = args.parameters or res["parameters"]
     else:
         for tool in ("mpirun", args.jetpde, args.pingpong):
             if not shutil.which(tool):
@@ -419,7 +422,8 @@ def main():
         alpha, beta = fit_alpha_beta(pp)
         res["transport_fit"] = {"latency_s": alpha, "bandwidth_Bps": beta}
         print(f"\nShared-memory transport (jetpde_mpi_pingpong, 2 ranks): t(8 B) = "
-              f"{fmt_s(pp[0]['seconds'])}; fit alpha = {fmt_s(alpha)}, beta = {beta / 1e9:.2f} GB/s")
+              f"{fmt_s(pp[0]['seconds'])}; fit alpha = {fmt_s(alpha)}, "
+              f"beta = {beta / 1e9:.2f} GB/s")
         rows = []
         for r in strong + weak[1:]:
             n = r["ranks"]
