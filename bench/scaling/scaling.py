@@ -9,8 +9,9 @@ its communication that projects the efficiency to many ranks (bench/README.md, "
 Measured (the config bench/scaling/poisson2d.yaml, OMP_NUM_THREADS=1 and --threads 1 per rank):
   strong  the same total points at N = 1, 2, 4 ranks (each rank trains on 1/N of them)
   weak    the points per rank fixed (N times the total at N ranks)
-  1 rank  also at 1/2 and 1/4 of the points: compute time per step as a + b * points, the model's
-          compute part (a: what does not shrink with the points, e.g. the optimizer's update)
+  1 rank  also at 1/2, 1/4, 1/16 and 1/64 of the points: compute time per step as a + b * points,
+          the model's compute part (a: what does not shrink with the points, the optimizer's update,
+          the kernels' fixed costs)
   threads 1 rank with as many OpenMP threads as cores, on the strong total: the other way to use
           the same cores
 Rank counts above the cores this process may use run oversubscribed (Open MPI --oversubscribe,
@@ -218,15 +219,26 @@ def fit_alpha_beta(points):
 
 
 def fit_compute(samples):
-    """Seconds per step at 1 rank as a + b * points (least squares)."""
-    xs = [s["points"] for s in samples]
-    ys = [s["seconds_per_step"] for s in samples]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
-    a = my - b * mx
+    """Seconds per step at 1 rank as a + b * points: least squares in relative terms (each run
+    weighted by 1 / t), so that the small runs, which show the fixed part a, count as much as
+    the large ones."""
+    s_aa = s_ab = s_bb = s_at = s_bt = 0.0
+    for s in samples:
+        w = 1.0 / s["seconds_per_step"]
+        x, t = w * s["points"], w * s["seconds_per_step"]
+        s_aa += w * w
+        s_ab += w * x
+        s_bb += x * x
+        s_at += w * t
+        s_bt += x * t
+    det = s_aa * s_bb - s_ab * s_ab
+    if len(samples) < 2 or det <= 0:
+        s = samples[0]
+        return 0.0, s["seconds_per_step"] / s["points"]
+    a = (s_at * s_bb - s_ab * s_bt) / det
+    b = (s_aa * s_bt - s_ab * s_at) / det
     if a < 0:  # no fixed part measurable: proportional
-        a, b = 0.0, sum(ys) / sum(xs)
+        a, b = 0.0, sum(s["seconds_per_step"] for s in samples) / sum(s["points"] for s in samples)
     return a, b
 
 
@@ -281,7 +293,16 @@ def fmt_s(x):
     return f"{x * 1e3:.3f} ms" if x >= 1e-4 else f"{x * 1e6:.2f} us"
 
 
+MARKDOWN = False  # --markdown: the tables as bench/README.md has them
+
+
 def table(header, rows):
+    if MARKDOWN:
+        print("| " + " | ".join(str(h) for h in header) + " |")
+        print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+        for r in rows:
+            print("| " + " | ".join(str(c) for c in r) + " |")
+        return
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(header)]
     line = lambda cells: "  ".join(str(c).rjust(w) for c, w in zip(cells, widths))
     print(line(header))
@@ -315,9 +336,12 @@ def main():
     ap.add_argument("--interface-values", type=int, default=6,
                     help="decomposed model: values per interface point (fields x derivatives)")
     ap.add_argument("--neighbours", type=int, default=4, help="decomposed model: neighbours")
+    ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     ap.add_argument("--model-only", action="store_true",
                     help="no runs: the projection from OUT/scaling.json's measured figures")
     args = ap.parse_args()
+    global MARKDOWN
+    MARKDOWN = args.markdown
     os.chdir(ROOT)
     args.jetpde = args.jetpde or os.path.join(args.build_dir, "apps", "jetpde")
     args.pingpong = args.pingpong or os.path.join(args.build_dir, "bench", "scaling",
@@ -367,8 +391,11 @@ def main():
         b, i = args.boundary, args.interior
         plan = {("strong", n): ("strong", n, i, b, 1) for n in ranks}
         plan.update({("weak", n): ("weak", n, n * i, n * b, 1) for n in ranks[1:]})
-        # The 1-rank compute line: the strong runs' per-rank point counts, at one rank.
-        plan.update({("compute", n): ("compute", 1, i // n, max(b // n, 1), 1) for n in ranks[1:]})
+        # The 1-rank compute line: the strong runs' per-rank point counts, and those of 16 and 64
+        # ranks (the fixed part of a step shows at few points), at one rank.
+        shares = sorted(set(ranks[1:]) | {16, 64})
+        plan.update({("compute", n): (f"compute{n}", 1, i // n, max(b // n, 1), 1)
+                     for n in shares})
         # The same cores as threads of one rank instead of ranks: which way to use a node's cores.
         if cores > 1:
             plan[("threads", cores)] = ("threads", 1, i, b, cores)
@@ -377,7 +404,7 @@ def main():
         load.append(os.getloadavg()[0])
         strong = [m[("strong", n)] for n in ranks]
         weak = [strong[0]] + [m[("weak", n)] for n in ranks[1:]]
-        fit = [strong[0]] + [m[("compute", n)] for n in ranks[1:]]
+        fit = [strong[0]] + [m[("compute", n)] for n in shares]
         threads = [m[("threads", cores)]] if cores > 1 else []
         with open(os.path.join(args.out, "runs", "strong-1-0", "summary.json")) as f:
             slots = len(json.load(f)["losses"])
