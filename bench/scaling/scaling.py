@@ -65,6 +65,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -159,6 +160,27 @@ def run_jetpde(args, ranks, interior, boundary, folder, cores, threads):
     return s
 
 
+def cpu_times():
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[3] + fields[4], sum(fields[:8])  # idle + iowait, all but guest time
+
+
+def wait_quiet(seconds):
+    """Waits (up to `seconds`) until the machine's CPUs were at least 90% idle for one second:
+    on a machine shared with others' builds, a run whose ranks wait for each other measures the
+    other processes more than itself. True when it was quiet, False at the time limit."""
+    deadline = time.monotonic() + seconds
+    while True:
+        idle0, total0 = cpu_times()
+        time.sleep(1.0)
+        idle1, total1 = cpu_times()
+        if total1 > total0 and (idle1 - idle0) / (total1 - total0) >= 0.9:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+
+
 def measure_all(args, plan, cores):
     """Runs every case of `plan` ({key: (label, ranks, interior, boundary, threads)}) --repeats
     times, in rounds (each round runs every case once, in a rotated order, so that a change of
@@ -171,20 +193,22 @@ def measure_all(args, plan, cores):
         for key in keys[r % len(keys):] + keys[:r % len(keys)]:
             label, ranks, interior, boundary, threads = plan[key]
             folder = os.path.join(args.out, "runs", f"{label}-{ranks}-{r}")
+            quiet = wait_quiet(args.wait_quiet) if args.wait_quiet > 0 else None
             s = run_jetpde(args, ranks, interior, boundary, folder, cores, threads)
             train = s["seconds"]["train"]
             runs[key].append((train / s["steps"], s["seconds"].get("communication", 0.0) / train
-                              if train > 0 else 0.0))
+                              if train > 0 else 0.0, quiet))
     out = {}
     for key, (label, ranks, interior, boundary, threads) in plan.items():
-        best = min(runs[key])
+        best = min(runs[key], key=lambda run: run[0])
         out[key] = {"ranks": ranks, "threads": threads, "points": interior + boundary,
                     "interior": interior, "boundary": boundary,
                     "oversubscribed": ranks * threads > cores, "seconds_per_step": best[0],
                     "communication_fraction": best[1],
                     "communication_seconds_per_step": best[0] * best[1],
-                    "runs": [t for t, _ in runs[key]],
-                    "communication_fractions": [c for _, c in runs[key]]}
+                    "runs": [t for t, _, _ in runs[key]],
+                    "communication_fractions": [c for _, c, _ in runs[key]],
+                    "quiet": [q for _, _, q in runs[key]]}
     return out
 
 
@@ -324,6 +348,9 @@ def main():
     ap.add_argument("--boundary", type=int, default=512, help="boundary points, the same way")
     ap.add_argument("--steps", type=int, default=400, help="Adam steps per run")
     ap.add_argument("--repeats", type=int, default=3, help="runs per case (the fastest counts)")
+    ap.add_argument("--wait-quiet", type=float, default=10,
+                    help="before each run wait up to this many seconds for the CPUs to be 90%% "
+                    "idle (0: do not wait)")
     ap.add_argument("--latency", type=float, default=1.5e-6, help="network latency alpha, s")
     ap.add_argument("--bandwidth", type=float, default=12.5e9, help="network bandwidth beta, B/s")
     ap.add_argument("--project", default="64,512", help="rank counts to project to")
@@ -402,6 +429,8 @@ def main():
         load = [os.getloadavg()[0]]
         m = measure_all(args, plan, cores)
         load.append(os.getloadavg()[0])
+        res["end"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        res["wait_quiet"] = args.wait_quiet
         strong = [m[("strong", n)] for n in ranks]
         weak = [strong[0]] + [m[("weak", n)] for n in ranks[1:]]
         fit = [strong[0]] + [m[("compute", n)] for n in shares]
@@ -421,9 +450,13 @@ def main():
     strong, weak = res["strong"], res["weak"]
     t1 = strong[0]["seconds_per_step"]
 
-    print(f"\nMeasured ({res['date']}, {res['cpu']}, {res['cores']} cores, {res['mpi']}; "
-          f"fastest of {res['repeats']} runs; load average {res['load_average'][0]:.1f} before, "
-          f"{res['load_average'][1]:.1f} after):")
+    cases = strong + weak[1:] + res["compute"][1:] + res.get("threads", [])
+    flags = [q for c in cases for q in c.get("quiet", [])]
+    quiet = (f"; {sum(1 for q in flags if q)} of {len(flags)} runs started on idle CPUs"
+             if any(q is not None for q in flags) else "")
+    print(f"\nMeasured ({res['date']} to {res.get('end', '?')}, {res['cpu']}, {res['cores']} "
+          f"cores, {res['mpi']}; fastest of {res['repeats']} runs{quiet}; load average "
+          f"{res['load_average'][0]:.1f} before, {res['load_average'][1]:.1f} after):")
     rows = []
     for kind, runs in (("strong", strong), ("weak", weak)):
         for r in runs:
