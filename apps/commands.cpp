@@ -146,50 +146,59 @@ void set_threads(int threads) {
 #endif
 }
 
-int run(const RunArgs& a) {
+int run(const RunArgs& a, const solvers::Communicator& comm) {
   std::vector<std::string> overrides = a.overrides;
   if (!a.output.empty()) overrides.push_back("output.dir=" + a.output);
   if (!a.progress.empty()) overrides.push_back("output.progress=" + a.progress);
   if (a.threads >= 0) overrides.push_back("threads=" + std::to_string(a.threads));
   const io::RunConfig config = io::load_run_config(a.config, overrides);
+  // Rank 0 speaks for all ranks.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> quiet(
+      comm.rank() == 0 ? nullptr : std::fopen("/dev/null", "w"), &std::fclose);
+  std::FILE* log = quiet ? quiet.get() : stderr;
   set_threads(config.threads);
   if (a.check) {
     // Everything run() checks before it touches the run folder: the config, the problem, the
     // solver (the trainer's stages and weighting, the validation set and derived metrics).
     solvers::ProblemSpec spec = config.spec;
-    io::choose_device(config, spec, stderr);
-    solvers::Solver solver(io::build_problem(config, spec), io::solve_options(config));
+    io::choose_device(config, spec, log);
+    solvers::Solver solver(io::build_problem(config, spec, comm), io::solve_options(config));
     const std::size_t terms = solver.problem().objective().slot_names().size();
-    std::fprintf(stderr, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
+    std::fprintf(log, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
                  a.config.c_str(), terms, terms == 1 ? "" : "s");
     return 0;
   }
-  std::fprintf(stderr, "jetpde: %s%s -> %s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
-               config.output.dir.c_str());
+  std::fprintf(
+      log, "jetpde: %s%s -> %s%s\n", a.config.c_str(), a.resume ? " (resuming)" : "",
+      config.output.dir.c_str(),
+      comm.size() > 1 ? (" on " + std::to_string(comm.size()) + " MPI ranks").c_str() : "");
   catch_stop_signals();
-  const io::RunReport r =
-      io::run(config, {.resume = a.resume, .max_steps = a.max_steps, .interrupt = &g_stop_signal});
+  const io::RunReport r = io::run(config, {.resume = a.resume,
+                                           .max_steps = a.max_steps,
+                                           .log = log,
+                                           .interrupt = &g_stop_signal,
+                                           .communicator = &comm});
   const solvers::Solution& solution = r.solution;
-  std::fprintf(stderr, "jetpde: %s\n", r.result().message.c_str());
+  std::fprintf(log, "jetpde: %s\n", r.result().message.c_str());
   const auto& m = solution.metrics();
   if (m.count("rel_l2")) {
     const std::string against = config.reference.exact != "none"
                                     ? "the exact solution (" + config.reference.exact + ")"
                                 : config.reference.data ? "the reference data"
                                                         : "the exact solution";
-    std::fprintf(stderr, "jetpde: relative L2 error against %s: %s (max abs %s)\n", against.c_str(),
+    std::fprintf(log, "jetpde: relative L2 error against %s: %s (max abs %s)\n", against.c_str(),
                  sci(m.at("rel_l2")).c_str(), sci(m.at("max_abs")).c_str());
   }
   for (const auto& [name, value] : solution.parameters())
-    std::fprintf(stderr, "jetpde: trained %s = %s\n", name.c_str(),
+    std::fprintf(log, "jetpde: trained %s = %s\n", name.c_str(),
                  nn::detail::short_number(value, 6).c_str());
   // A resumed run: the whole run's steps and time, then this part's.
   const std::string part = r.resumed_from() < 0
                                ? ""
                                : "; this part " + std::to_string(r.part_steps()) + " steps in " +
                                      io::format_duration(solution.train_seconds());
-  std::fprintf(stderr, "jetpde: %d steps in %s (%ssetup %s, output %s); wrote %s/{",
-               r.result().steps, io::format_duration(r.result().run_seconds).c_str(),
+  std::fprintf(log, "jetpde: %d steps in %s (%ssetup %s, output %s); wrote %s/{", r.result().steps,
+               io::format_duration(r.result().run_seconds).c_str(),
                part.empty() ? "" : (part.substr(2) + ", ").c_str(),
                io::format_duration(solution.setup_seconds()).c_str(),
                io::format_duration(r.output_seconds).c_str(), r.dir.c_str());
@@ -204,10 +213,10 @@ int run(const RunArgs& a) {
     std::snprintf(range, sizeof range, "fields_0000..%04zu.vti", series - 1);
     files.replace(files.find("fields_0000.vti"), 15, range);
   }
-  std::fprintf(stderr, "%s}\n", files.c_str());
+  std::fprintf(log, "%s}\n", files.c_str());
   if (r.result().status == solvers::TrainResult::Status::interrupted ||
       r.result().status == solvers::TrainResult::Status::time_limit)
-    std::fprintf(stderr, "jetpde: %s at step %d: run it again with --resume to continue\n",
+    std::fprintf(log, "jetpde: %s at step %d: run it again with --resume to continue\n",
                  solvers::status_name(r.result().status), r.result().steps);
   return exit_status(r.result().status);
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "solvers/communicator.h"
+
 namespace jetpde::app {
 
 struct RunArgs {
@@ -18,7 +20,8 @@ struct RunArgs {
   std::string progress;  // --progress MODE (output.progress)
   int threads = -1;      // --threads N (threads)
 };
-int run(const RunArgs& args);
+// With several ranks (mpirun) every rank trains its share; rank 0 writes and prints.
+int run(const RunArgs& args, const solvers::Communicator& comm = solvers::serial_communicator());
 
 // eval and export: the run folder's config.yaml with --set KEY=VALUE overrides and --precision
 // (precision=...) applied.

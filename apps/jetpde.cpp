@@ -5,13 +5,17 @@
 //   jetpde export runs/burgers --grid 201 --time-steps 51 [--precision fp64] [--set K=V]
 //   jetpde info [--equations] [--config-reference]
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/commands.h"
 #include "autodiff/errors.h"
+#include "solvers/mpi.h"
 
 namespace {
 
@@ -34,6 +38,24 @@ std::vector<std::string> split_expressions(const std::vector<std::string>& given
     out.push_back(current);
   }
   return out;
+}
+
+// An error that ends the command: printed, and with several ranks every rank ended (the others
+// may wait in a collective for this one forever). When all ranks fail alike (a config error)
+// rank 0 speaks and ends the rest; a rank that fails alone says which it is.
+int fail(const jetpde::solvers::MpiSession* mpi, int code, const char* kind, const char* what) {
+  const jetpde::solvers::Communicator* world = mpi ? &mpi->world() : nullptr;
+  if (!world || world->size() == 1) {
+    std::fprintf(stderr, "jetpde: %s: %s\n", kind, what);
+    return code;
+  }
+  if (world->rank() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::fprintf(stderr, "jetpde%s: %s: %s\n",
+               world->rank() == 0 ? "" : (" (rank " + std::to_string(world->rank()) + ")").c_str(),
+               kind, what);
+  std::fflush(stderr);
+  jetpde::solvers::abort_all_ranks(code);
+  return code;
 }
 
 }  // namespace
@@ -118,17 +140,21 @@ int main(int argc, char** argv) {
   }
   eval_args.fields = split_expressions(eval_args.fields);
   export_args.quantities = split_expressions(export_args.quantities);
+  // Under mpirun/srun every rank runs this; `run` trains together (data parallelism), the other
+  // commands run on rank 0 alone.
+  std::unique_ptr<jetpde::solvers::MpiSession> mpi;
   try {
-    if (*run_cmd) return run(run_args);
+    mpi = std::make_unique<jetpde::solvers::MpiSession>(&argc, &argv);
+    const jetpde::solvers::Communicator& world = mpi->world();
+    if (*run_cmd) return run(run_args, world);
+    if (world.rank() != 0) return 0;
     if (*eval_cmd) return eval(eval_args);
     if (*export_cmd) return export_fields(export_args);
     if (*info_cmd) return info(info_args);
   } catch (const jetpde::UserError& e) {
-    std::fprintf(stderr, "jetpde: error: %s\n", e.what());
-    return 1;
+    return fail(mpi.get(), 1, "error", e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "jetpde: internal error: %s\n", e.what());
-    return 70;
+    return fail(mpi.get(), 70, "internal error", e.what());
   }
   return 0;
 }

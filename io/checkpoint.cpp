@@ -184,7 +184,66 @@ void write_checkpoint(const std::string& path, const Checkpoint& c) {
   w.write_scalar("rng/seed", static_cast<std::int64_t>(c.seed));
   w.write_scalar("rng/step", std::int64_t{c.state.step});
   write_state(w, c.state);
+  if (c.ranks > 1) {
+    w.write_scalar("ranks/count", std::int64_t{c.ranks});
+    for (const auto& [name, rows] : c.rows) w.write("ranks/rows/" + name, rows);
+  }
   w.commit();
+}
+
+Checkpoint gather_checkpoint(const solvers::TrainerState& state, const std::string& config,
+                             std::uint64_t seed, const solvers::Communicator& comm) {
+  Checkpoint c{.state = state, .config = config, .seed = seed, .ranks = comm.size()};
+  if (comm.size() == 1) return c;
+  // The inputs are the only part that differs between ranks (the parameters, optimizer state
+  // and weights are the same everywhere): every rank's rows, end to end, with the row counts.
+  for (auto& [name, value] : c.state.inputs) {
+    const MatrixD& mine = value;
+    const std::vector<double> counts =
+        comm.gather(std::vector<double>{static_cast<double>(mine.rows())});
+    const std::vector<double> all =
+        comm.gather({mine.data(), static_cast<std::size_t>(mine.size())});
+    if (comm.rank() != 0) continue;
+    std::vector<std::int64_t> rows;
+    Eigen::Index total = 0;
+    for (double n : counts) {
+      rows.push_back(static_cast<std::int64_t>(n));
+      total += static_cast<Eigen::Index>(n);
+    }
+    value = Eigen::Map<const MatrixD>(all.data(), total, mine.cols());
+    c.rows[name] = rows;
+  }
+  if (comm.rank() != 0) c.state.inputs.clear();
+  return c;
+}
+
+solvers::TrainerState rank_state(const Checkpoint& c, const solvers::Communicator& comm,
+                                 std::string* note) {
+  solvers::TrainerState s = c.state;
+  if (c.ranks == 1 && comm.size() == 1) return s;
+  if (c.ranks != comm.size()) {
+    // Another rank count: every rank keeps the points it drew at the start (its share of the
+    // counts), so the run goes on from the same parameters and optimizer state, not bit for bit.
+    s.inputs.clear();
+    if (note)
+      *note = "the checkpoint was written by " + std::to_string(c.ranks) + " rank" +
+              (c.ranks == 1 ? "" : "s") + " and this run has " + std::to_string(comm.size()) +
+              ": it continues from the same parameters and optimizer state with points drawn "
+              "again (not bit for bit)";
+    return s;
+  }
+  for (auto& [name, value] : s.inputs) {
+    const auto rows = c.rows.find(name);
+    if (rows == c.rows.end() || rows->second.size() != static_cast<std::size_t>(c.ranks))
+      throw UserError("checkpoint: no row counts per rank for input '" + name + "'");
+    Eigen::Index first = 0;
+    for (int r = 0; r < comm.rank(); ++r) first += rows->second[static_cast<std::size_t>(r)];
+    const auto n = static_cast<Eigen::Index>(rows->second[static_cast<std::size_t>(comm.rank())]);
+    if (first + n > value.rows())
+      throw UserError("checkpoint: input '" + name + "' has fewer rows than its counts say");
+    value = MatrixD(value.middleRows(first, n));
+  }
+  return s;
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
@@ -196,6 +255,11 @@ Checkpoint read_checkpoint(const std::string& path) {
   c.config = read_string_dataset(path, "config");
   c.seed = static_cast<std::uint64_t>(read_int(path, "rng/seed"));
   c.state = read_state(path, format == kFormat1 ? 1 : 2);
+  if (has_dataset(path, "ranks/count")) {
+    c.ranks = static_cast<int>(read_int(path, "ranks/count"));
+    for (const auto& [name, value] : c.state.inputs)
+      c.rows[name] = read_int_dataset(path, "ranks/rows/" + name);
+  }
   return c;
 }
 

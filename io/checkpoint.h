@@ -22,8 +22,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "solvers/solve.h"
 #include "solvers/trainer.h"
@@ -34,6 +36,8 @@ struct Checkpoint {
   solvers::TrainerState state;
   std::string config;  // resolved YAML
   std::uint64_t seed = 0;
+  int ranks = 1;  // that wrote it; with several, state.inputs are theirs end to end
+  std::map<std::string, std::vector<std::int64_t>> rows;  // per input, its rows on each rank
 };
 
 // Writes atomically (temporary file + rename). UserError naming the path when it cannot.
@@ -41,20 +45,34 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // UserError naming the path and the missing dataset when the file is not a jetpde checkpoint.
 Checkpoint read_checkpoint(const std::string& path);
 
+// The checkpoint of a state of `comm`'s ranks (a collective: every rank calls it with its own
+// state): on rank 0 with every rank's inputs (the only part that differs) joined, elsewhere
+// without inputs. Serial: the state as it is.
+Checkpoint gather_checkpoint(const solvers::TrainerState& state, const std::string& config,
+                             std::uint64_t seed, const solvers::Communicator& comm);
+// This rank's state in a checkpoint: its own inputs when the checkpoint has as many ranks (a
+// resume bit for bit); with another rank count none (each rank keeps the points it drew: the
+// run continues correctly, not bit for bit; `note` says so). UserError for inconsistent counts.
+solvers::TrainerState rank_state(const Checkpoint& checkpoint, const solvers::Communicator& comm,
+                                 std::string* note = nullptr);
+
 // solve()'s checkpoints as this file: every state saved is written to `path` with the config and
-// seed given here.
+// seed given here. With several ranks every rank saves (a collective) and rank 0 writes.
 class CheckpointFile : public solvers::CheckpointSink {
  public:
-  CheckpointFile(std::string path, std::string config, std::uint64_t seed)
-      : path_(std::move(path)), config_(std::move(config)), seed_(seed) {}
+  CheckpointFile(std::string path, std::string config, std::uint64_t seed,
+                 const solvers::Communicator& comm = solvers::serial_communicator())
+      : path_(std::move(path)), config_(std::move(config)), seed_(seed), comm_(&comm) {}
   void save(const solvers::TrainerState& state) override {
-    write_checkpoint(path_, {state, config_, seed_});
+    const Checkpoint c = gather_checkpoint(state, config_, seed_, *comm_);
+    if (comm_->rank() == 0) write_checkpoint(path_, c);
   }
   const std::string& path() const { return path_; }
 
  private:
   std::string path_, config_;
   std::uint64_t seed_;
+  const solvers::Communicator* comm_;
 };
 
 }  // namespace jetpde::io

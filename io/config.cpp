@@ -769,6 +769,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_context(r, c, run, library_texts, library_names);
   build_equations(r, c, run, library_texts, library_names);
   build_sampling(r, c["sampling"], run);
+  read_declared(solvers::parallel_options(), c["parallel"], run.spec.pinn);
   build_conditions(r, c, run);
   build_network(r, c["network"], run);
   build_training(r, c, run);
@@ -835,9 +836,10 @@ RunConfig run_config_from_text(const std::string& text, const std::string& sourc
 }
 
 std::unique_ptr<solvers::Problem> build_problem(const RunConfig& config,
-                                                const solvers::ProblemSpec& spec) {
+                                                const solvers::ProblemSpec& spec,
+                                                const solvers::Communicator& comm) {
   try {
-    return std::make_unique<solvers::Problem>(spec);
+    return std::make_unique<solvers::Problem>(spec, comm);
   } catch (const solvers::SpecError& e) {
     // "conditions[2]" -> the entry's node; a resolved mapping has no position of its own, its
     // values do (the first one that has one stands for the entry).

@@ -86,7 +86,9 @@ RunConfig run_config_from_text(const std::string& text, const std::string& sourc
 // The problem of `spec` (config.spec, or a copy with the device chosen). A SpecError about one
 // condition or hard constraint (an empty boundary piece, a point outside the domain) comes back as
 // a UserError with that entry's place in the config: "cfg.yaml:12:5: conditions[2]: ...".
-std::unique_ptr<solvers::Problem> build_problem(const RunConfig& config,
-                                                const solvers::ProblemSpec& spec);
+// With several ranks (`comm`, not owned) a collective: every rank builds its share.
+std::unique_ptr<solvers::Problem> build_problem(
+    const RunConfig& config, const solvers::ProblemSpec& spec,
+    const solvers::Communicator& comm = solvers::serial_communicator());
 
 }  // namespace jetpde::io

@@ -60,13 +60,15 @@ Progress::Mode Progress::mode_from_name(const std::string& name, std::FILE* out)
 }
 
 Progress::Progress(Mode mode, const std::vector<solvers::Stage>& stages, int every,
-                   std::vector<std::string> slot_names, std::FILE* out)
+                   std::vector<std::string> slot_names, std::FILE* out,
+                   const solvers::Communicator* comm)
     : mode_(mode),
       stages_(stages),
       total_(0),
       every_(std::max(1, every)),
       slots_(std::move(slot_names)),
-      out_(out) {
+      out_(out),
+      comm_(comm && comm->size() > 1 ? comm : nullptr) {
   for (const solvers::Stage& st : stages_) total_ += st.steps;
 }
 
@@ -160,19 +162,35 @@ std::string joined(const std::vector<std::string>& pieces) {
 
 }  // namespace
 
+std::string Progress::ranks(const solvers::StepInfo& info) {
+  if (!comm_) return "";
+  const double seconds = comm_->seconds();
+  const int steps = info.step - comm_step_;
+  const double per_step = steps > 0 ? (seconds - comm_seconds_) / steps : 0.0;
+  comm_seconds_ = seconds;
+  comm_step_ = info.step;
+  return "| " + std::to_string(comm_->size()) + " ranks, comm " +
+         nn::detail::short_number(per_step * 1e3, 3) + " ms/step";
+}
+
 void Progress::update(const solvers::StepInfo& info, bool last) {
   if (mode_ == Mode::none) return;
   track(info);
   if (mode_ == Mode::plain) {
-    if (info.step % every_ == 0 || last || !info.metrics.empty())
-      std::fprintf(out_, "%s\n", joined(pieces(info)).c_str());
+    if (info.step % every_ == 0 || last || !info.metrics.empty()) {
+      std::vector<std::string> p = pieces(info);
+      if (comm_) p.push_back(ranks(info));
+      std::fprintf(out_, "%s\n", joined(p).c_str());
+    }
     std::fflush(out_);
     return;
   }
   // A terminal: redraw at most ten times a second, over the lines of the last draw.
   if (!last && info.seconds - last_draw_ < 0.1) return;
   last_draw_ = info.seconds;
-  const std::vector<std::string> lines = wrap(pieces(info), terminal_width(out_) - 1);
+  std::vector<std::string> p = pieces(info);
+  if (comm_) p.push_back(ranks(info));
+  const std::vector<std::string> lines = wrap(p, terminal_width(out_) - 1);
   std::string text = "\r";
   if (lines_drawn_ > 1) text += "\033[" + std::to_string(lines_drawn_ - 1) + "A";
   text += "\033[J";

@@ -28,8 +28,11 @@ class Progress {
 
   // `stages` as the trainer runs them (their names and step counts: an L-BFGS stage's count is
   // an upper bound, it stops at its tolerances).
+  // With `comm` of several ranks each line also says how many and the seconds per step spent in
+  // collectives since the previous line.
   Progress(Mode mode, const std::vector<solvers::Stage>& stages, int every,
-           std::vector<std::string> slot_names, std::FILE* out = stderr);
+           std::vector<std::string> slot_names, std::FILE* out = stderr,
+           const solvers::Communicator* comm = nullptr);
   void update(const solvers::StepInfo& info, bool last);
   // Ends the updating line (a newline) so that later output starts on its own line.
   void finish();
@@ -41,11 +44,16 @@ class Progress {
   void track(const solvers::StepInfo& info);  // follows the stages (every step)
   std::vector<std::string> pieces(const solvers::StepInfo& info) const;
   std::string eta(const solvers::StepInfo& info) const;
+  // "| 4 ranks, comm 1.2 ms/step" since the last call; empty serial.
+  std::string ranks(const solvers::StepInfo& info);
   Mode mode_;
   std::vector<solvers::Stage> stages_;
   int total_, every_;
   std::vector<std::string> slots_;
   std::FILE* out_;
+  const solvers::Communicator* comm_;
+  double comm_seconds_ = 0;  // comm_'s seconds at the last line drawn
+  int comm_step_ = 0;        // and the step
   double last_draw_ = -1;
   int lines_drawn_ = 0;  // lines of the last redraw (a terminal line wraps when too long)
   // The current stage: its index, where it began (step, and seconds since train() began), and

@@ -72,6 +72,8 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
                   {"steps_per_second", train > 0 ? r.part_steps() / train : 0.0}};
   j["this_part"] = {{"steps", r.part_steps()}, {"train_seconds", train}};
   j["whole_run"] = {{"steps", res.steps}, {"train_seconds", res.run_seconds}};
+  j["seconds"]["communication"] = r.communication_seconds;
+  j["ranks"] = r.ranks;
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
   j["files"] = r.files;
@@ -124,11 +126,14 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
 }
 
 RunReport run(const RunConfig& c, const RunOptions& o) {
+  const solvers::Communicator& comm =
+      o.communicator ? *o.communicator : solvers::serial_communicator();
+  const bool writer = comm.rank() == 0;  // the rank that writes the run folder and the log
   solvers::SolveOptions options = solve_options(c, o);
   // The time budget counts from here: the problem's compilation is part of a batch job's time.
   options.started_at = solvers::clock_seconds();
   const std::string config_text = dump(c.resolved);
-  CheckpointFile checkpoint(c.output.dir + "/checkpoint.h5", config_text, c.seed);
+  CheckpointFile checkpoint(c.output.dir + "/checkpoint.h5", config_text, c.seed, comm);
   options.checkpoint = &checkpoint;
   options.checkpoint_every = c.output.checkpoint_every;
   // The progress line and history.csv follow every step; they are made once the folder is.
@@ -138,8 +143,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   for (const auto& s : options.stages) total += s.steps;
   options.on_step = [&](const solvers::StepInfo& info) {
     const bool last = info.step == total;
-    progress->update(info, last);
-    history->record(info, last);
+    if (progress) progress->update(info, last);
+    if (history) history->record(info, last);
     return o.on_step ? o.on_step(info) : true;
   };
   // The problem and the solver first: what they reject (a boundary piece, a weighting, a
@@ -147,28 +152,37 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   solvers::ProblemSpec spec = c.spec;
   choose_device(c, spec, o.log);
   const std::vector<solvers::Stage> stages = options.stages;
-  solvers::Solver solver(build_problem(c, spec), std::move(options));
-  prepare_folder(c.output.dir);
-  std::optional<Checkpoint> resume;
+  solvers::Solver solver(build_problem(c, spec, comm), std::move(options));
+  if (writer) prepare_folder(c.output.dir);
+  comm.barrier();  // the folder exists before any rank looks into it
+  std::optional<solvers::TrainerState> resume;
   if (o.resume) {
     if (!fs::exists(checkpoint.path()))
       throw UserError("--resume: no checkpoint in '" + c.output.dir + "' (nothing to resume)");
-    resume = read_checkpoint(checkpoint.path());
-    if (computed_part(resume->config) != computed_part(config_text))
+    const Checkpoint saved = read_checkpoint(checkpoint.path());
+    if (computed_part(saved.config) != computed_part(config_text))
       throw UserError("--resume: the config differs from the one '" + checkpoint.path() +
                       "' was written with (compare it with " + c.output.dir + "/config.yaml)");
+    std::string note;
+    resume = rank_state(saved, comm, &note);
+    if (writer && !note.empty()) std::fprintf(o.log, "jetpde: --resume: %s\n", note.c_str());
   }
-  write_text_atomically(c.output.dir + "/config.yaml", config_text);
   const auto& slots = solver.problem().objective().slot_names();
-  progress.emplace(Progress::mode_from_name(c.output.progress, o.log), stages,
-                   c.output.progress_every, slots, o.log);
-  history.emplace(c.output.dir + "/history.csv", slots, solver.metric_names(),
-                  c.output.history_every, resume ? resume->state.step : -1);
-  RunReport report{.dir = c.output.dir, .solution = solver.run(resume ? &resume->state : nullptr)};
-  progress->finish();
+  if (writer) {
+    write_text_atomically(c.output.dir + "/config.yaml", config_text);
+    progress.emplace(Progress::mode_from_name(c.output.progress, o.log), stages,
+                     c.output.progress_every, slots, o.log, &comm);
+    history.emplace(c.output.dir + "/history.csv", slots, solver.metric_names(),
+                    c.output.history_every, resume ? resume->step : -1);
+  }
+  RunReport report{.dir = c.output.dir, .solution = solver.run(resume ? &*resume : nullptr)};
+  report.ranks = comm.size();
+  report.communication_seconds = comm.seconds();
+  if (progress) progress->finish();
+  report.files = {"config.yaml", "checkpoint.h5", "history.csv"};
+  if (!writer) return report;  // the other ranks hold the same solution and write nothing
 
   const double t2 = solvers::clock_seconds();
-  report.files = {"config.yaml", "checkpoint.h5", "history.csv"};
   const std::vector<std::string> grid_files =
       write_grid_output(report.solution, c.output.dir,
                         {.grid = {c.output.grid, c.output.time_steps},

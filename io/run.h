@@ -8,6 +8,10 @@
 //   io::RunReport report = io::run(config, {.resume = false});
 //   MatrixD u = report.solution.fields(points);
 //
+// Under MPI (RunOptions::communicator) every rank trains its share of the points and rank 0 writes
+// everything below; summary.json then says how many ranks ran and rank 0's seconds in
+// collectives.
+//
 // Run folder (config.output.dir):
 //   config.yaml     the resolved config (every default filled in)
 //   checkpoint.h5   the latest training state (checkpoint.h); the final one when done
@@ -46,6 +50,10 @@ struct RunOptions {
   // training after that step, with status "stopped", and everything is written as for a finished
   // run. Empty: none. (The Python module records the history and runs its callbacks through it.)
   std::function<bool(const solvers::StepInfo&)> on_step;
+  // The ranks of a data-parallel run (`mpirun -n N jetpde run`; not owned; null: serial). Every
+  // rank calls run() with the same config; rank 0 alone writes the run folder, the progress and
+  // the log; every rank returns the same parameters.
+  const solvers::Communicator* communicator = nullptr;
 };
 
 struct RunReport {
@@ -53,8 +61,10 @@ struct RunReport {
   // The trained problem: result, metrics, parameters, history, validation points, the setup and
   // training time of this part, resumed_from (the checkpoint's step, or -1).
   solvers::Solution solution;
-  std::vector<std::string> files;  // written into dir
-  double output_seconds = 0;       // writing the fields and summary.json
+  std::vector<std::string> files;    // written into dir
+  double output_seconds = 0;         // writing the fields and summary.json
+  int ranks = 1;                     // that trained together
+  double communication_seconds = 0;  // this rank's, in collectives (waits included)
 
   const solvers::TrainResult& result() const { return solution.result(); }
   int resumed_from() const { return solution.resumed_from(); }

@@ -1,19 +1,18 @@
 // The communicator seam: what training needs from a group of processes that train one model
-// together (data parallelism), with the serial implementation every run uses today.
+// together (data parallelism, docs/design.md section 14), with the serial implementation every
+// run uses by default. The MPI one is solvers/mpi.h; tests also use ranks as threads.
 //
-//   const solvers::Communicator& comm = solvers::serial_communicator();  // rank 0 of 1
-//   solvers::Problem problem(spec, comm);         // samples with rank_seed(seed, comm.rank())
+//   solvers::MpiSession mpi(&argc, &argv);        // solvers/mpi.h
+//   solvers::Problem problem(spec, mpi.world());  // each rank its share of every point count
 //   solvers::Trainer trainer(problem.objective(), stages);   // uses the objective's
 //
 // Every rank holds the same parameters and takes the same steps; each evaluates the loss on its
 // own points. The ranks meet in one place, Objective::evaluate, where the loss, the per-slot
-// losses and the gradient are averaged over the ranks (allreduce_sum, then / size()): so an
-// optimizer, L-BFGS's line search included, sees one objective on every rank. The per-term
-// gradients and NTK traces of the loss weighting are averaged the same way, and the trainer's
-// stop conditions are agreed on (allreduce_max) so that every rank stops after the same step.
-//
-// The MPI implementation is solvers/mpi.h (MPI_Allreduce and friends on a duplicate of the
-// communicator it is given); tests use ranks as threads of one process.
+// losses and the gradient, each rank's weighted by its share of the rows, are summed
+// (allreduce_sum): so an optimizer, L-BFGS's line search included, sees one objective on every
+// rank. The per-term gradients and NTK traces of the loss weighting are reduced the same way,
+// and the trainer's stop conditions are agreed on (allreduce_max) so that every rank stops after
+// the same step. Every call here is a collective: all ranks make it, in the same order.
 #pragma once
 
 #include <cstdint>

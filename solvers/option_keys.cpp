@@ -179,4 +179,15 @@ const options::Declaration<SolveOptions>& run_options() {
   return d;
 }
 
+const options::Declaration<PinnOptions>& parallel_options() {
+  static const options::Declaration<PinnOptions> d = [] {
+    options::Declaration<PinnOptions> d;
+    d.add_choice("points", &PinnOptions::rank_points, rank_points_names(), "local",
+                 "With several MPI ranks (every point count is a total): how each rank gets its "
+                 "share.");
+    return d;
+  }();
+  return d;
+}
+
 }  // namespace jetpde::solvers

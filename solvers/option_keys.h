@@ -32,5 +32,7 @@ const options::Declaration<SolveOptions>& sampling_options();
 const options::Declaration<SolveOptions>& training_options();
 // The run's top-level keys of solvers: seed, device, require_device.
 const options::Declaration<SolveOptions>& run_options();
+// parallel: points (how MPI ranks share the point sets: PinnOptions::rank_points).
+const options::Declaration<PinnOptions>& parallel_options();
 
 }  // namespace jetpde::solvers

@@ -1,0 +1,178 @@
+// Data parallelism on real MPI ranks (run at 1, 2 and 4 ranks): the collectives, the global
+// points split over the ranks, and training that gives every rank the same parameters, repeats
+// bit for bit, and follows the one-rank run over the same points to rounding, with Adam and
+// L-BFGS, resampling, RAD, causal weighting, loss weighting and validation all on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "geometry/box.h"
+#include "geometry/time_product.h"
+#include "solvers/problem.h"
+#include "solvers/solve.h"
+#include "tests/mpi/world.h"
+
+namespace jetpde::solvers {
+namespace {
+
+using jetpde::testing::world;
+
+TEST(Mpi, CollectivesCombineEveryRank) {
+  const Communicator& comm = world();
+  const int n = comm.size(), r = comm.rank();
+  std::vector<double> sum{r + 1.0, -1.0}, max{static_cast<double>(r)}, bcast{r * 1.0, 7.0};
+  comm.allreduce_sum(sum);
+  comm.allreduce_max(max);
+  comm.broadcast(bcast, n - 1);
+  EXPECT_EQ(sum, (std::vector<double>{n * (n + 1) / 2.0, -1.0 * n}));
+  EXPECT_EQ(max[0], n - 1);
+  EXPECT_EQ(bcast, (std::vector<double>{n - 1.0, 7.0}));
+  // Different counts per rank: rank k gives k + 1 copies of k.
+  const std::vector<double> mine(static_cast<std::size_t>(r + 1), r);
+  std::vector<double> expected;
+  for (int k = 0; k < n; ++k) expected.insert(expected.end(), static_cast<std::size_t>(k + 1), k);
+  EXPECT_EQ(comm.allgather(mine), expected);
+  const std::vector<double> at_root = comm.gather(mine, 0);
+  EXPECT_EQ(at_root, r == 0 ? expected : std::vector<double>{});
+  comm.barrier();
+  if (n > 1) {
+    EXPECT_GT(comm.seconds(), 0.0);
+  }
+}
+
+// The heat equation on [0, 1] x [0, 1] with an initial and a boundary condition: small enough
+// that every rank can also run the serial problem beside the parallel one.
+ProblemSpec heat(compiler::PrecisionPolicy precision, int chunks) {
+  ProblemSpec spec;
+  spec.math.domain = geometry::time_product(geometry::interval(0, 1), 0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"}).time("t");
+  spec.math.equations = {"u_t - 0.1*u_xx"};
+  spec.math.conditions = {{.kind = Condition::Kind::initial_value, .value = "sin(pi*x)"},
+                          {.kind = Condition::Kind::dirichlet, .on = "spatial", .value = "0"}};
+  spec.pinn.interior_points = 120;
+  spec.pinn.conditions = {{.points = 30, .weight = 10}, {.points = 18, .weight = 10}};
+  spec.pinn.network.hidden = {12, 12};
+  spec.pinn.time_chunks = chunks;
+  spec.pinn.rank_points = RankPoints::global;
+  spec.compile.pipeline.precision = precision;
+  spec.compile.cpu.cache_dir = ::testing::TempDir() + "jetpde-mpi-test-cache";
+  return spec;
+}
+
+// Rank r's rows of a whole set: of each of `chunks` blocks its share (what the problem keeps).
+MatrixD expected_share(const MatrixD& all, int chunks, const Communicator& comm) {
+  const Eigen::Index block = all.rows() / chunks;
+  if (comm.size() == 1 || block < comm.size()) return all;
+  const Share s = share_of(block, comm.rank(), comm.size());
+  MatrixD out(s.count * chunks, all.cols());
+  for (int c = 0; c < chunks; ++c)
+    out.middleRows(c * s.count, s.count) = all.middleRows(c * block + s.first, s.count);
+  return out;
+}
+
+TEST(Mpi, GlobalPointsAreEachRanksShareOfTheSerialPoints) {
+  const ProblemSpec spec = heat(compiler::PrecisionPolicy::fp64, 4);
+  Problem serial(spec);
+  Problem mine(spec, world());
+  for (const auto& [name, all] : serial.objective().inputs()) {
+    const int chunks = name == "interior" ? 4 : 1;
+    const MatrixD& got = mine.objective().inputs().at(name);
+    const MatrixD want = expected_share(all, chunks, world());
+    EXPECT_EQ(got.rows(), want.rows()) << name;
+    EXPECT_TRUE(got.rows() == want.rows() && (got == want).all()) << name;
+  }
+  // The ranks' rows add up to the whole set.
+  std::vector<double> rows{static_cast<double>(mine.objective().inputs().at("interior").rows())};
+  world().allreduce_sum(rows);
+  EXPECT_EQ(rows[0], 120);
+}
+
+SolveOptions options_for_everything() {
+  SolveOptions o;
+  o.stages = {{.name = "adam", .steps = 40, .options = nn::AdamOptions{.schedule = {.lr = 5e-3}}},
+              {.name = "lbfgs", .optimizer = "lbfgs", .steps = 15}};
+  o.weighting = {.kind = Weighting::Kind::annealing, .every = 10, .causal_epsilon = 1.0};
+  o.resample_every = 10;
+  o.adaptive = true;
+  o.adaptive_candidates = 480;
+  o.reference.expressions = {{"u", "sin(pi*x)*exp(-0.1*pi^2*t)"}};
+  o.reference.every = 20;
+  o.reference.points = 400;
+  o.device = Device::cpu;
+  return o;
+}
+
+// Every rank's vector equals rank 0's, bit for bit.
+bool same_on_every_rank(const Eigen::VectorXd& v, const Communicator& comm) {
+  std::vector<double> first(v.data(), v.data() + v.size());
+  comm.broadcast(first, 0);
+  std::vector<double> differs{Eigen::Map<const Eigen::VectorXd>(first.data(), v.size()) == v ? 0.0
+                                                                                             : 1.0};
+  comm.allreduce_max(differs);
+  return differs[0] == 0.0;
+}
+
+TEST(Mpi, TrainingIsTheSameOnEveryRankRepeatsAndFollowsOneRank) {
+  const ProblemSpec spec = heat(compiler::PrecisionPolicy::fp64, 4);
+  SolveOptions o = options_for_everything();
+  o.communicator = &world();
+  const Solution a = solve(spec, o);
+  const Solution b = solve(spec, o);
+  EXPECT_TRUE(same_on_every_rank(a.theta(), world())) << "the ranks' parameters differ";
+  EXPECT_TRUE(a.theta() == b.theta()) << "two runs on the same ranks differ";
+  EXPECT_EQ(a.result().steps, b.result().steps);
+  // One rank over the same points: the same steps, the losses to rounding (fp64 here; the sums
+  // over the ranks are grouped differently).
+  SolveOptions serial_options = options_for_everything();
+  const Solution s = solve(spec, serial_options);
+  EXPECT_EQ(a.result().steps, s.result().steps) << a.result().message << "\n" << s.result().message;
+  const std::size_t n = std::min(a.history().size(), s.history().size());
+  double worst = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double x = a.history()[k].loss, y = s.history()[k].loss;
+    worst = std::max(worst, std::abs(x - y) / std::abs(y));
+    for (std::size_t j = 0; j < a.history()[k].slot_losses.size(); ++j) {
+      const double p = a.history()[k].slot_losses[j], q = s.history()[k].slot_losses[j];
+      worst = std::max(worst, std::abs(p - q) / std::max(std::abs(q), 1e-300));
+    }
+  }
+  EXPECT_LT(worst, 1e-8) << "largest relative difference of a loss over " << n << " steps";
+  EXPECT_NEAR(a.metrics().at("rel_l2"), s.metrics().at("rel_l2"), 1e-8);
+  EXPECT_LT((a.theta() - s.theta()).norm(), 1e-7 * s.theta().norm());
+}
+
+// fp32: the losses follow the one-rank run to f32 rounding over a short Adam run.
+TEST(Mpi, Fp32LossesFollowOneRankToF32Rounding) {
+  const ProblemSpec spec = heat(compiler::PrecisionPolicy::fp32, 1);
+  SolveOptions o;
+  o.stages = {{.name = "adam", .steps = 20, .options = nn::AdamOptions{.schedule = {.lr = 1e-3}}}};
+  o.device = Device::cpu;
+  const Solution s = solve(spec, o);
+  o.communicator = &world();
+  const Solution a = solve(spec, o);
+  EXPECT_TRUE(same_on_every_rank(a.theta(), world()));
+  double worst = 0;
+  for (std::size_t k = 0; k < s.history().size(); ++k)
+    worst = std::max(
+        worst, std::abs(a.history()[k].loss - s.history()[k].loss) / std::abs(s.history()[k].loss));
+  EXPECT_LT(worst, 1e-5) << "largest relative difference of the loss over 20 steps";
+}
+
+// Local points (the default): each rank its own draw; still one set of parameters, and a loss
+// of the same size as one rank's (other points, the same problem).
+TEST(Mpi, LocalPointsTrainOneModel) {
+  ProblemSpec spec = heat(compiler::PrecisionPolicy::fp64, 1);
+  spec.pinn.rank_points = RankPoints::local;
+  SolveOptions o = options_for_everything();
+  o.weighting = {.kind = Weighting::Kind::ntk, .every = 10, .probes = 2};
+  o.communicator = &world();
+  const Solution a = solve(spec, o);
+  EXPECT_TRUE(same_on_every_rank(a.theta(), world()));
+  EXPECT_TRUE(std::isfinite(a.result().loss));
+  EXPECT_LT(a.metrics().at("rel_l2"), 1.0);
+}
+
+}  // namespace
+}  // namespace jetpde::solvers
