@@ -2,12 +2,17 @@
 of MPI.COMM_WORLD, through mpi4py.
 
     PYTHONPATH=build/python mpirun -n 2 python examples/python/mpi_solve.py [--steps N]
+    PYTHONPATH=build/python mpirun -n 2 python -m mpi4py examples/python/mpi_solve.py
+
+(`python -m mpi4py` ends every rank when one raises; without it the others would wait.)
 
 Every rank runs this script and calls jetpde.solve() with the same problem and comm. Point counts
 are totals: each rank trains on its share of the 4096 interior points (drawn with a seed of its
 own: `parallel.points: local`), the ranks average losses and gradients after every evaluation, so
 they take the same steps and each returns a Solution with the same parameters. Rank 0 writes the
 run folder and prints progress; here it prints the result too. Run without mpirun, it is one rank.
+Expect a relative L2 error of about 1e-2 (measured: 7.0e-3 on 2 ranks, 5.2e-3 on one: the points
+differ) in half a minute on 2 cores.
 """
 import argparse
 import hashlib

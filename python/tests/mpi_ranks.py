@@ -1,7 +1,7 @@
 """The script test_mpi.py runs under `mpirun -n 2` (and imports, for the one-rank run it compares
 with): a tiny Burgers problem trained for STEPS steps on the ranks of MPI.COMM_WORLD.
 
-    mpirun -n 2 python python/tests/mpi_ranks.py OUT_DIR
+    mpirun -n 2 python -m mpi4py python/tests/mpi_ranks.py OUT_DIR
 
 Each rank checks that every rank holds bit-identical parameters (an allgather of their hash) and
 writes what it got to OUT_DIR/rank<R>.json for the test to compare; the run folder is OUT_DIR/run.

@@ -96,7 +96,8 @@ def test_one_rank_communicator_is_the_serial_run(tmp_path):
 @needs_mpi4py
 @pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun on PATH")
 def test_two_ranks_train_as_one(tmp_path):
-    out = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", sys.executable,
+    # `python -m mpi4py`: an exception on one rank ends both (no rank left waiting).
+    out = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", sys.executable, "-m", "mpi4py",
                           str(HERE / "mpi_ranks.py"), str(tmp_path)],
                          capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
