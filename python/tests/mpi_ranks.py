@@ -4,7 +4,8 @@ with): a tiny Burgers problem trained for STEPS steps on the ranks of MPI.COMM_W
     mpirun -n 2 python -m mpi4py python/tests/mpi_ranks.py OUT_DIR
 
 Each rank checks that every rank holds bit-identical parameters (an allgather of their hash) and
-writes what it got to OUT_DIR/rank<R>.json for the test to compare; the run folder is OUT_DIR/run.
+writes what it got to OUT_DIR/rank<R>.json for the test to compare; the run folder is OUT_DIR/run
+(OUT_DIR/parts: the same run stopped halfway by rank 1's callback, then resumed).
 `parallel.points: global` gives each rank its share of the one-rank run's points, so the losses
 are that run's (to rounding); fp64 keeps the rounding far below the test's tolerance.
 """
@@ -75,6 +76,15 @@ def main():
     assert digests == [digest] * world.Get_size(), "ranks differ: %s" % digests
     result.update(record(sol), digests=digests, callback_losses=seen[-1] if seen else [],
                   callbacks=len(seen))
+
+    # Stopped halfway by one rank's callback (every rank stops), then resumed on both: the
+    # parameters of the uninterrupted run, bit for bit.
+    stop = (lambda info: info.step < STEPS // 2) if world.Get_rank() == 1 else None
+    part = solve(out / "parts", comm=world, callback=stop)
+    rest = jetpde.solve(problem(), stages=[jetpde.Adam(steps=STEPS)], seed=0,
+                        output_dir=out / "parts", comm=world, resume=True)
+    result["parts"] = [part.status, part.step, rest.status, rest.step,
+                       rest.theta.tolist() == sol.theta.tolist()]
     with open(out / ("rank%d.json" % world.Get_rank()), "w") as f:
         json.dump(result, f)
 

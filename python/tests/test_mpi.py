@@ -120,6 +120,7 @@ def test_two_ranks_train_as_one(tmp_path):
         assert "null communicator" in got["errors"]["null"]
         assert "intercommunicator" in got["errors"]["inter"]
         assert got["dir"] == str(tmp_path / "run")
+        assert got["parts"] == ["stopped", script.STEPS // 2, "finished", script.STEPS, True]
     # Rank 0 loaded the folder it wrote; rank 1 made its Solution in memory: the same values.
     assert ranks[1]["theta"] == ranks[0]["theta"] and ranks[1]["u"] == ranks[0]["u"]
     for f in ("config.yaml", "checkpoint.h5", "history.csv", "summary.json"):
