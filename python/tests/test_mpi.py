@@ -123,6 +123,12 @@ def test_two_ranks_train_as_one(tmp_path):
         assert len(got["loss"]) == script.STEPS
         np.testing.assert_allclose(got["loss"], serial["loss"], rtol=1e-6, atol=0)
         np.testing.assert_allclose(got["theta"], serial["theta"], rtol=1e-6, atol=1e-9)
+        # Validation (split over the ranks): the one-rank run's errors, at steps 10 and 20.
+        assert len(got["history_rel_l2"]) == 2
+        np.testing.assert_allclose(got["history_rel_l2"], serial["history_rel_l2"], rtol=1e-6)
+        assert got["metrics"].keys() == serial["metrics"].keys() == {"rel_l2", "max_abs"}
+        for name, value in serial["metrics"].items():
+            assert got["metrics"][name] == pytest.approx(value, rel=1e-6)
         # The callback's loss terms reached rank 1 too (rank 0 has them from its history.csv).
         assert got["callbacks"] == script.STEPS
         assert got["callback_losses"] == sorted(serial["loss_terms"])
@@ -132,6 +138,7 @@ def test_two_ranks_train_as_one(tmp_path):
         assert got["parts"] == ["stopped", script.STEPS // 2, "finished", script.STEPS, True]
     # Rank 0 loaded the folder it wrote; rank 1 made its Solution in memory: the same values.
     assert ranks[1]["theta"] == ranks[0]["theta"] and ranks[1]["u"] == ranks[0]["u"]
+    assert ranks[1]["metrics"] == ranks[0]["metrics"]
     for f in ("config.yaml", "checkpoint.h5", "history.csv", "summary.json"):
         assert (tmp_path / "run" / f).exists(), f
     loaded = jetpde.load_run(tmp_path / "run")
