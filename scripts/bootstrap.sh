@@ -9,6 +9,12 @@
 # - Python packages for the bindings and their tests (pybind11, pytest, numpy): checked by import in
 #   the python3 on PATH; the missing ones are installed with pip into that interpreter, or, where it
 #   is Debian's externally managed python3, as the matching Debian packages.
+# - Optional, for jetpde.solve(..., comm=MPI.COMM_WORLD) and its test (python/README.md): mpi4py,
+#   installed the same way. Nothing else needs it, so a failed install is a warning, not an error.
+#   PyPI's wheel (about a second; a source build takes 3 minutes) carries no MPI of its own: it
+#   loads the libmpi already in the process, else the system's libmpi.so, here Debian's Open MPI,
+#   the one jetpde links. That is checked after the install: two MPI libraries in one process
+#   do not work together.
 # - Not installed here: the CUDA toolkit and a GPU driver (they come with the machine; jetpde builds
 #   and runs on the CPU without them).
 #
@@ -29,8 +35,10 @@ debian_packages=(
 )
 # import name -> pip name -> Debian package
 python_modules=(pybind11 pytest numpy)
+optional_python_modules=(mpi4py)
 declare -A debian_python_package=(
   [pybind11]=python3-pybind11 [pytest]=python3-pytest [numpy]=python3-numpy
+  [mpi4py]=python3-mpi4py
 )
 python=${PYTHON:-python3}
 
@@ -72,27 +80,50 @@ mapfile -t missing < <(missing_debian_packages "${debian_packages[@]}")
 apt_install "${missing[@]}"
 
 # Python modules, one interpreter start for all of them.
-mapfile -t missing_py < <("$python" - "${python_modules[@]}" <<'EOF'
+missing_python_modules() {
+  "$python" - "$@" <<'EOF'
 import importlib.util, sys
 for name in sys.argv[1:]:
     if importlib.util.find_spec(name) is None:
         print(name)
 EOF
-)
-if [[ ${#missing_py[@]} -gt 0 ]]; then
-  externally_managed=$("$python" -c \
-    'import os, sysconfig; print(int(os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))')
+}
+
+externally_managed=$("$python" -c \
+  'import os, sysconfig; print(int(os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))')
+
+# Installs the Python modules named, with pip into $python or as Debian packages.
+python_install() {
+  [[ $# -gt 0 ]] || return 0
   if [[ $externally_managed -eq 1 ]]; then
     # Debian's own python3 refuses pip installs (PEP 668): use the Debian packages instead.
-    debs=()
-    for m in "${missing_py[@]}"; do debs+=("${debian_python_package[$m]}"); done
+    local debs=() m
+    for m in "$@"; do debs+=("${debian_python_package[$m]}"); done
     apt_install "${debs[@]}"
   else
-    log "pip installing ${missing_py[*]} into $("$python" -c 'import sys; print(sys.executable)')"
-    pip_args=(install --quiet --disable-pip-version-check)
+    log "pip installing $* into $("$python" -c 'import sys; print(sys.executable)')"
+    local pip_args=(install --quiet --disable-pip-version-check) site
     # A user without write access to the interpreter's site-packages installs into ~/.local.
     site=$("$python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
     [[ -w $site ]] || pip_args+=(--user)
-    PIP_ROOT_USER_ACTION=ignore "$python" -m pip "${pip_args[@]}" "${missing_py[@]}"
+    PIP_ROOT_USER_ACTION=ignore "$python" -m pip "${pip_args[@]}" "$@"
+  fi
+}
+
+mapfile -t missing_py < <(missing_python_modules "${python_modules[@]}")
+python_install "${missing_py[@]}"
+
+mapfile -t missing_optional < <(missing_python_modules "${optional_python_modules[@]}")
+if [[ ${#missing_optional[@]} -gt 0 ]]; then
+  # In a subshell tested by if: a failure there (apt_install's exit for a user who is not root
+  # included) ends the subshell, not this script.
+  if ! (python_install "${missing_optional[@]}"); then
+    log "warning: could not install ${missing_optional[*]} (optional: only jetpde.solve(comm=...) and its test need it)"
+  elif [[ " ${missing_optional[*]} " == *" mpi4py "* ]]; then
+    library=$("$python" -c 'from mpi4py import MPI; print(MPI.Get_library_version().replace(chr(0), "").splitlines()[0])' 2>&1) || true
+    if [[ $library != "Open MPI"* ]]; then
+      log "warning: mpi4py uses '$library', not jetpde's Open MPI; build it against mpicc with"
+      log "  $python -m pip install --force-reinstall --no-binary mpi4py mpi4py"
+    fi
   fi
 fi

@@ -125,6 +125,21 @@ MatrixD in_blocks(const MatrixD& points, const std::function<MatrixD(const Matri
                    [&](const MatrixD& block, const MatrixD&) { return f(block); });
 }
 
+// f over the rows of `points` split over `comm`'s ranks: each rank evaluates its share (in blocks)
+// and every rank gets all rows back (one allgather), so the metrics computed from them are the
+// same everywhere. Serial: in_blocks.
+MatrixD over_ranks(const Communicator& comm, const MatrixD& points,
+                   const std::function<MatrixD(const MatrixD&)>& f) {
+  if (comm.size() == 1) return in_blocks(points, f);
+  const Share mine = share_of(points.rows(), comm.rank(), comm.size());
+  MatrixD part;
+  if (mine.count > 0) part = in_blocks(points.middleRows(mine.first, mine.count), f);
+  const std::vector<double> all =
+      comm.allgather({part.data(), static_cast<std::size_t>(part.size())});
+  const auto cols = static_cast<Eigen::Index>(all.size()) / points.rows();
+  return Eigen::Map<const MatrixD>(all.data(), points.rows(), cols);
+}
+
 Metrics error_metrics_per_field(const MatrixD& u, const MatrixD& ref,
                                 const std::vector<std::string>& fields) {
   Metrics m = error_metrics(u, ref);
@@ -184,7 +199,7 @@ struct DerivedMetrics {
   void add(Problem& problem, const Eigen::VectorXd& theta, const MatrixD& points,
            Metrics& m) const {
     if (names.empty()) return;
-    const MatrixD u = in_blocks(points, [&](const MatrixD& block) {
+    const MatrixD u = over_ranks(problem.communicator(), points, [&](const MatrixD& block) {
       return problem.evaluate_expressions(theta, block, texts);
     });
     for (std::size_t k = 0; k < names.size(); ++k) {
@@ -310,8 +325,9 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
     trainer_->validate_every(
         ref.every > 0 ? ref.every : total_steps_ + 1,
         [&p, fields, columns, points, values, derived](const Eigen::VectorXd& th) {
-          const MatrixD u =
-              in_blocks(points, [&](const MatrixD& block) { return p.evaluate(th, block); });
+          // Each rank its share of the points (with several ranks), the metrics from all.
+          const MatrixD u = over_ranks(p.communicator(), points,
+                                       [&](const MatrixD& block) { return p.evaluate(th, block); });
           MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
           for (std::size_t f = 0; f < columns.size(); ++f)
             picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);

@@ -242,7 +242,7 @@ class Solution(_Names):
 
 def solve(problem, *, stages=None, seed=None, output_dir=None, progress=None, threads=None,
           overrides=None, callback=None, callback_every=1, max_steps=0, resume=False,
-          base_dir=None):
+          base_dir=None, comm=None):
     """Trains a problem as `jetpde run` does and returns its Solution.
 
     `problem`: a Config (load_config) or a jetpde.Problem. stages ([jetpde.Adam(...),
@@ -256,7 +256,16 @@ def solve(problem, *, stages=None, seed=None, output_dir=None, progress=None, th
     Ctrl-C stops training after the current step: solve() returns the Solution with the
     parameters of that step and status "interrupted" (everything written as for a finished run).
     max_steps > 0 caps every stage (quick checks); resume continues from the run folder's
-    checkpoint."""
+    checkpoint.
+
+    comm: an mpi4py communicator (MPI.COMM_WORLD, or one made from it) to train on its ranks,
+    every rank calling solve() with the same problem (run the script with `mpirun -n N`). Point
+    counts are totals, each rank trains on its share (`parallel.points`: local draws, or global:
+    the points of a one-rank run); the ranks average losses and gradients, so that every rank
+    takes the same steps and returns a Solution with the same parameters. Only rank 0 writes the
+    run folder and prints progress. A callback runs on every rank that passes one; its False on
+    any rank stops them all. TypeError for an object that is not a communicator, jetpde.Error
+    when jetpde was built without MPI. None: this process alone."""
     extra = {}
     if stages is not None:
         extra["training.stages"] = [s.to_dict() if hasattr(s, "to_dict") else dict(s)
@@ -275,9 +284,9 @@ def solve(problem, *, stages=None, seed=None, output_dir=None, progress=None, th
     else:
         raise TypeError("solve: expected a jetpde.Config, a jetpde.Problem or a config file's "
                         "path, not %s" % type(problem).__name__)
-    native = _jetpde.solve(config._native, callback, callback_every, resume, max_steps)
+    native = _jetpde.solve(config._native, callback, callback_every, resume, max_steps, comm)
     solution = Solution(native)
-    if solution.status == "interrupted":
+    if solution.status == "interrupted" and native.rank == 0:
         print("jetpde: interrupted at step %d; the solution holds that step's parameters "
               "(resume=True continues)" % solution.step, file=sys.stderr)
     return solution

@@ -53,6 +53,8 @@ class PySolution {
   std::vector<solvers::StepInfo> steps;
   std::vector<std::string> files;
   double train_seconds = 0;
+  std::string history_header;  // history.csv's first line (empty: read the file)
+  int rank = 0;                // this process's rank in solve()'s communicator
 
  private:
   MatrixD evaluate_locked(const MatrixD& points, const std::vector<std::string>& expressions);

@@ -214,6 +214,7 @@ void define_solution(py::module_& m) {
       .def_readonly("metrics", &PySolution::metrics)
       .def_readonly("files", &PySolution::files)
       .def_readonly("train_seconds", &PySolution::train_seconds)
+      .def_readonly("rank", &PySolution::rank)
       .def("history", [](const PySolution& s) {
         // One entry per step, in history.csv's columns (its header names them).
         const std::vector<std::string> slots = s.loss_terms();
@@ -221,9 +222,11 @@ void define_solution(py::module_& m) {
         // Metrics in history.csv's order (io::run's), then any it does not list.
         std::vector<std::string> metric_names;
         {
-          std::ifstream in(s.dir() + "/history.csv");
-          std::string header, column;
-          std::getline(in, header);
+          std::string header = s.history_header, column;
+          if (header.empty()) {
+            std::ifstream in(s.dir() + "/history.csv");
+            std::getline(in, header);
+          }
           std::istringstream columns(header);
           for (int k = 0; std::getline(columns, column, ','); ++k)
             if (k >= 5 + 2 * static_cast<int>(slots.size())) metric_names.push_back(column);

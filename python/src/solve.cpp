@@ -1,9 +1,11 @@
 // solve(): a run as `jetpde run` does it (io::run: the run folder, progress, history.csv,
 // checkpoints, validation, the fields, summary.json), with the GIL released while it trains,
-// a Python callback after every few steps, and Ctrl-C stopping it between two steps.
+// a Python callback after every few steps, and Ctrl-C stopping it between two steps; on the
+// ranks of an mpi4py communicator when one is given.
 #include <pybind11/stl.h>
 
 #include <csignal>
+#include <cstdint>
 #include <exception>
 #include <fstream>
 #include <optional>
@@ -13,9 +15,12 @@
 #include <omp.h>
 #endif
 
+#include "io/config.h"
 #include "io/run.h"
 #include "python/src/bindings.h"
 #include "python/src/py_solution.h"
+#include "solvers/mpi.h"
+#include "solvers/solve.h"
 
 namespace jetpde::python {
 
@@ -68,18 +73,86 @@ struct PyStepInfo {
   }
 };
 
-// The loss terms' names (Objective::slot_names) of the run io::run is training: the loss_*
-// columns of the header it wrote into history.csv before the first step. (io::run keeps its
-// Problem to itself; solvers::solve will hand them over directly.)
-std::vector<std::string> loss_terms(const std::string& history_csv) {
+// history.csv's header line: the loss terms' names (Objective::slot_names) as its loss_*
+// columns, then the metrics. io::run writes it before the first step, on rank 0 (the only rank
+// that writes); the other ranks get it from rank 0 (broadcast_text), so that they need not see
+// its file system. (io::run keeps its Problem to itself; solvers::solve will hand the names over
+// directly.)
+std::string history_header(const std::string& history_csv) {
   std::ifstream in(history_csv);
-  std::string header, column;
+  std::string header;
   std::getline(in, header);
+  return header;
+}
+
+std::vector<std::string> loss_terms_of(const std::string& header) {
+  std::string column;
   std::vector<std::string> names;
   std::istringstream columns(header);
   while (std::getline(columns, column, ','))
     if (column.rfind("loss_", 0) == 0) names.push_back(column.substr(5));
   return names;
+}
+
+// Rank 0's text on every rank (a Communicator carries doubles: one per character). Collective.
+std::string broadcast_text(const solvers::Communicator& comm, const std::string& text) {
+  double length = static_cast<double>(text.size());
+  comm.broadcast({&length, 1});
+  std::vector<double> chars(static_cast<std::size_t>(length));
+  if (comm.rank() == 0)
+    for (std::size_t i = 0; i < chars.size(); ++i) chars[i] = static_cast<unsigned char>(text[i]);
+  comm.broadcast(chars);
+  std::string out(chars.size(), '\0');
+  for (std::size_t i = 0; i < chars.size(); ++i) out[i] = static_cast<char>(chars[i]);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// jetpde's own communicator over the ranks of an mpi4py communicator (anything with py2f(): its
+// Fortran handle, so that no mpi4py headers are needed here), a duplicate (MPI_Comm_dup), freed
+// when the solve is over; null for None (one process).
+std::unique_ptr<solvers::Communicator> communicator_of(const py::object& comm) {
+  if (comm.is_none()) return nullptr;
+  if (!py::hasattr(comm, "py2f"))
+    throw py::type_error(
+        "comm: expected an mpi4py communicator (MPI.COMM_WORLD, or one made from "
+        "it: an object with py2f()), not " +
+        py::str(py::type::handle_of(comm).attr("__name__")).cast<std::string>());
+  const auto handle = comm.attr("py2f")().cast<std::int64_t>();
+  std::unique_ptr<solvers::Communicator> c = solvers::communicator_from_fortran(handle);
+  // An intercommunicator's collectives exchange between its two groups: not one group's sums.
+  if (py::hasattr(comm, "Is_inter") && comm.attr("Is_inter")().cast<bool>())
+    throw UserError(
+        "comm: an intercommunicator; give an intracommunicator (MPI.COMM_WORLD, comm.Split(...))");
+  return c;
+}
+
+// A rank other than 0 has the same trained parameters as rank 0 but not, on its own file system,
+// the run folder that rank 0 wrote: its Solution is made as io::load_run makes one from that
+// folder, from the config in memory and the parameters that training left (the same values, so
+// the same evaluations).
+io::LoadedRun loaded_from_memory(const io::RunConfig& config, const io::RunReport& report) {
+  solvers::ProblemSpec spec = config.spec;
+  io::choose_device(config, spec, stderr);
+  std::unique_ptr<solvers::Problem> problem = io::build_problem(config, spec);
+  solvers::ExactSolution exact = solvers::exact_solution(config.reference, *problem);
+  return {
+      .config = config,
+      .trained_precision = config.resolved["precision"].as<std::string>(),
+      .solution = solvers::Solution(std::move(problem), report.solution.theta(), std::move(exact)),
+      .step = report.result().steps};
 }
 
 void set_threads(int threads) {
@@ -91,25 +164,36 @@ void set_threads(int threads) {
 }
 
 std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object& callback,
-                                  int every, bool resume, int max_steps) {
+                                  int every, bool resume, int max_steps, const py::object& comm) {
   if (every < 1) throw UserError("callback_every: " + std::to_string(every) + "; give at least 1");
   if (max_steps < 0)
     throw UserError("max_steps: " + std::to_string(max_steps) + "; give 0 (no cap) or more");
+  const std::unique_ptr<solvers::Communicator> communicator = communicator_of(comm);
+  const int rank = communicator ? communicator->rank() : 0;
   std::vector<solvers::StepInfo> steps;
+  std::string header;  // history.csv's, once the first step is done
   std::vector<std::string> slots;
   std::exception_ptr failure;  // what the callback raised: re-raised once training has ended
   // Ctrl-C reaches the training of the main thread only; one in another thread has a flag of
   // its own that nothing sets.
   const bool main_thread = in_main_thread();
   volatile std::sig_atomic_t never = 0;
-  io::RunOptions options{
-      .resume = resume, .max_steps = max_steps, .interrupt = main_thread ? &g_interrupt : &never};
+  io::RunOptions options{.resume = resume,
+                         .max_steps = max_steps,
+                         .interrupt = main_thread ? &g_interrupt : &never,
+                         .communicator = communicator.get()};
   options.on_step = [&](const solvers::StepInfo& info) {
+    // Every rank comes here after every step (the trainer's collectives keep them in step), with
+    // or without a callback of its own: the one place where rank 0's header can reach them all.
+    if (steps.empty()) {
+      header = rank == 0 ? history_header(config.output.dir + "/history.csv") : std::string();
+      if (communicator) header = broadcast_text(*communicator, header);
+      slots = loss_terms_of(header);
+    }
     steps.push_back(info);
     if (callback.is_none() || info.step % every != 0) return true;
     py::gil_scoped_acquire acquired;
     try {
-      if (slots.empty()) slots = loss_terms(config.output.dir + "/history.csv");
       const py::object r = callback(PyStepInfo{info, slots});
       // None (no return statement) goes on; False (or anything false but None) stops.
       return r.is_none() || r.cast<bool>();
@@ -120,23 +204,31 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
   };
   set_threads(config.threads);
   std::optional<io::RunReport> report;
+  std::vector<std::string> files;
   {
     SigintGuard guard(main_thread);
     py::gil_scoped_release released;
     report.emplace(io::run(config, options));
+    files = report->files;
+    // Rank 0's list (the others wrote nothing, so theirs stops before the fields); here, before
+    // anything that raises on one rank only (the callback's exception), so that none waits.
+    if (communicator) files = lines_of(broadcast_text(*communicator, joined(files)));
   }
   if (failure) std::rethrow_exception(failure);
   std::unique_ptr<PySolution> s;
   {
     py::gil_scoped_release released;
-    s = std::make_unique<PySolution>(io::load_run(report->dir), report->dir);
+    s = std::make_unique<PySolution>(
+        rank == 0 ? io::load_run(report->dir) : loaded_from_memory(config, *report), report->dir);
   }
   s->status = solvers::status_name(report->result().status);
   s->message = report->result().message;
   s->metrics = report->solution.metrics();
-  s->files = report->files;
+  s->files = std::move(files);
   s->train_seconds = report->solution.train_seconds();
   s->steps = std::move(steps);
+  s->history_header = std::move(header);
+  s->rank = rank;
   return s;
 }
 
@@ -159,7 +251,19 @@ void define_solve(py::module_& m) {
                "', loss=" + py::repr(py::float_(s.info.loss)).cast<std::string>() + ")";
       });
   m.def("solve", &solve, py::arg("config"), py::arg("callback") = py::none(),
-        py::arg("callback_every") = 1, py::arg("resume") = false, py::arg("max_steps") = 0);
+        py::arg("callback_every") = 1, py::arg("resume") = false, py::arg("max_steps") = 0,
+        py::arg("comm") = py::none());
+  m.def("mpi_built", &solvers::mpi_built, "Whether this jetpde was built with MPI.");
+  m.def(
+      "mpi_library_version",
+      [] {
+        std::string v = solvers::mpi_library_version();
+        // Open MPI counts the terminating zero in the length it reports.
+        while (!v.empty() && v.back() == '\0') v.pop_back();
+        return v;
+      },
+      "The first line of the MPI library's version text (empty without MPI): the library "
+      "mpi4py must use too.");
 }
 
 }  // namespace jetpde::python

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-
+import pytest
 from conftest import REPO
 
 import jetpde
@@ -43,3 +43,13 @@ def test_sweep_example(tmp_path):
         assert "matplotlib is not installed" in text
     else:
         assert (tmp_path / "out" / "sweep.png").exists()
+
+
+def test_mpi_example(tmp_path):
+    # One rank (MPI initialized by the script's process alone); test_mpi.py runs two.
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (scripts/bootstrap.sh)")
+    if not jetpde._jetpde.mpi_built():
+        pytest.skip("this jetpde was built without MPI")
+    text = _run("mpi_solve.py", tmp_path)
+    assert "ranks: 1, the same parameters on all" in text and "after 6 steps" in text
+    assert (tmp_path / "out" / "summary.json").exists()

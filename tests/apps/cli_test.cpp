@@ -23,6 +23,7 @@
 #include "io/checkpoint.h"
 #include "io/hdf5_read.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/shell.h"
 
 extern char** environ;
 
@@ -31,21 +32,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr
-};
-
-// Runs `command` through the shell and collects its output (stdout and stderr).
-Output shell(const std::string& command) {
-  Output out;
-  FILE* p = popen(command.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.text.append(buf, n);
-  const int status = pclose(p);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using jetpde::testing::Output;
+using jetpde::testing::shell;
 
 // Runs `jetpde args` through the shell, one OpenMP thread, and collects its output.
 Output jetpde(const std::string& args) {

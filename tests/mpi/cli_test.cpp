@@ -18,6 +18,7 @@
 #include "io/checkpoint.h"
 #include "io/hdf5_read.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/shell.h"
 
 extern char** environ;
 
@@ -26,20 +27,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int status = -1;
-  std::string text;  // stdout and stderr
-};
-
-Output shell(const std::string& command) {
-  Output out;
-  FILE* p = popen(command.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.text.append(buf, n);
-  const int status = pclose(p);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using jetpde::testing::Output;
+using jetpde::testing::shell;
 
 std::string mpirun(int ranks) {
   return std::string(JETPDE_MPIEXEC) + " --oversubscribe --allow-run-as-root -n " +
