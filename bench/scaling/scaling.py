@@ -14,6 +14,8 @@ Measured (the config bench/scaling/poisson2d.yaml, OMP_NUM_THREADS=1 and --threa
           the kernels' fixed costs)
   threads 1 rank with as many OpenMP threads as cores, on the strong total: the other way to use
           the same cores
+  alone   N independent 1-rank processes (no MPI) of the weak case's points, started together:
+          what the shared caches and memory bandwidth cost weak scaling, communication aside
 Rank counts above the cores this process may use run oversubscribed (Open MPI --oversubscribe,
 no binding) and are labelled so: their ranks take turns on the cores.
 
@@ -160,6 +162,33 @@ def run_jetpde(args, ranks, interior, boundary, folder, cores, threads):
     return s
 
 
+def run_alone(args, copies, interior, boundary, folder, cores):
+    """`copies` independent 1-rank runs (no MPI) started together, each on a core of its own where
+    there are enough: what the ranks' shared caches and memory bandwidth cost without any
+    communication. Returns the slowest one's summary.json."""
+    procs = []
+    for c in range(copies):
+        out = f"{folder}-{c}"
+        shutil.rmtree(out, ignore_errors=True)
+        cmd = [args.jetpde, "run", args.config, "--output", out, "--threads", "1", "--progress",
+               "none", "--set", f"sampling.interior_points={interior}", "--set",
+               f"conditions.0.points={boundary}", "--set", f"training.stages.0.steps={args.steps}"]
+        pin = (lambda core=c % cores: os.sched_setaffinity(0, {core})) if copies <= cores else None
+        procs.append((out, cmd, subprocess.Popen(cmd, env=mpi_env(1), cwd=ROOT, preexec_fn=pin,
+                                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                 text=True)))
+    slowest = None
+    for out, cmd, p in procs:
+        log = p.communicate()[0]
+        if p.returncode != 0:
+            fail(f"{' '.join(cmd)} exited with {p.returncode}:\n{log}")
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        if slowest is None or s["seconds"]["train"] > slowest["seconds"]["train"]:
+            slowest = s
+    return slowest
+
+
 def cpu_times():
     with open("/proc/stat") as f:
         fields = [int(x) for x in f.readline().split()[1:]]
@@ -194,7 +223,10 @@ def measure_all(args, plan, cores):
             label, ranks, interior, boundary, threads = plan[key]
             folder = os.path.join(args.out, "runs", f"{label}-{ranks}-{r}")
             quiet = wait_quiet(args.wait_quiet) if args.wait_quiet > 0 else None
-            s = run_jetpde(args, ranks, interior, boundary, folder, cores, threads)
+            if label == "alone":
+                s = run_alone(args, ranks, interior, boundary, folder, cores)
+            else:
+                s = run_jetpde(args, ranks, interior, boundary, folder, cores, threads)
             train = s["seconds"]["train"]
             runs[key].append((train / s["steps"], s["seconds"].get("communication", 0.0) / train
                               if train > 0 else 0.0, quiet))
@@ -423,6 +455,8 @@ def main():
         shares = sorted(set(ranks[1:]) | {16, 64})
         plan.update({("compute", n): (f"compute{n}", 1, i // n, max(b // n, 1), 1)
                      for n in shares})
+        # Weak scaling's processes without MPI: N independent 1-rank runs at once.
+        plan.update({("alone", n): ("alone", n, i, b, 1) for n in ranks[1:]})
         # The same cores as threads of one rank instead of ranks: which way to use a node's cores.
         if cores > 1:
             plan[("threads", cores)] = ("threads", 1, i, b, cores)
@@ -435,9 +469,10 @@ def main():
         weak = [strong[0]] + [m[("weak", n)] for n in ranks[1:]]
         fit = [strong[0]] + [m[("compute", n)] for n in shares]
         threads = [m[("threads", cores)]] if cores > 1 else []
+        alone = [m[("alone", n)] for n in ranks[1:]]
         with open(os.path.join(args.out, "runs", "strong-1-0", "summary.json")) as f:
             slots = len(json.load(f)["losses"])
-        res.update(strong=strong, weak=weak, compute=fit, threads=threads, slots=slots,
+        res.update(strong=strong, weak=weak, compute=fit, threads=threads, alone=alone, slots=slots,
                    load_average=load)
         # The transport here: ping-pong at 2 ranks, the step's allreduces at every rank count.
         n_doubles = 1 + slots + params
@@ -451,6 +486,7 @@ def main():
     t1 = strong[0]["seconds_per_step"]
 
     cases = strong + weak[1:] + res["compute"][1:] + res.get("threads", [])
+    cases += res.get("alone", [])
     flags = [q for c in cases for q in c.get("quiet", [])]
     quiet = (f"; {sum(1 for q in flags if q)} of {len(flags)} runs started on idle CPUs"
              if any(q is not None for q in flags) else "")
@@ -465,6 +501,12 @@ def main():
             label = f"{n}" + (" (oversubscribed)" if r["oversubscribed"] else "")
             rows.append([kind, label, r["points"], r["points"] // n, fmt_s(t), f"{speedup:.2f}",
                          f"{speedup / n:.2f}", f"{100 * r['communication_fraction']:.1f}%"])
+    for r in res.get("alone", []):
+        n = r["ranks"]
+        rows.append(["alone", f"{n} x 1 rank" + (" (oversubscribed)" if r["oversubscribed"] else ""),
+                     r["points"] * n, r["points"], fmt_s(r["seconds_per_step"]),
+                     f"{n * t1 / r['seconds_per_step']:.2f}",
+                     f"{t1 / r['seconds_per_step']:.2f}", "-"])
     for r in res.get("threads", []):
         speedup = t1 / r["seconds_per_step"]
         rows.append(["threads", f"1 x {r['threads']} threads", r["points"], r["points"],
