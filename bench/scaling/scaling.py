@@ -503,7 +503,8 @@ def main():
                          f"{speedup / n:.2f}", f"{100 * r['communication_fraction']:.1f}%"])
     for r in res.get("alone", []):
         n = r["ranks"]
-        rows.append(["alone", f"{n} x 1 rank" + (" (oversubscribed)" if r["oversubscribed"] else ""),
+        label = f"{n} x 1 rank" + (" (oversubscribed)" if r["oversubscribed"] else "")
+        rows.append(["alone", label,
                      r["points"] * n, r["points"], fmt_s(r["seconds_per_step"]),
                      f"{n * t1 / r['seconds_per_step']:.2f}",
                      f"{t1 / r['seconds_per_step']:.2f}", "-"])
