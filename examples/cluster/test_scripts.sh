@@ -65,7 +65,7 @@ dir="$work/scratch/sigterm"
 job=$!
 # Wait for training to run (the first progress line), then signal the job's process group.
 for _ in $(seq 300); do
-  grep -q "^step " "$work/slurm3.log" && break
+  grep -qs "^step " "$work/slurm3.log" && break
   sleep 0.1
 done
 kill -TERM -- "-$job"
