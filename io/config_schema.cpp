@@ -129,8 +129,11 @@ Ptr build_schema() {
   const std::vector<Ptr> run = solvers::run_options().keys();  // seed, device, require_device
   return group(
       "", T::object, "",
-      {key("name", T::string, "", "Run name (default: the config file's name)."), run[0],
-       compiler::precision_key(), run[1], run[2],
+      {key("name", T::string, "", "Run name (default: the config file's name)."),
+       run[0],
+       compiler::precision_key(),
+       run[1],
+       run[2],
        at_least(0, key("threads", T::integer, "0",
                        "CPU threads (0: all cores; at most 4 x the cores).")),
        geometry_schema(),
@@ -158,6 +161,10 @@ Ptr build_schema() {
              "Conditions built into a field: field = value + D * network, exact where D = 0.",
              solvers::hard_constraint_options().keys()),
        group("network", T::object, "The neural network.", nn::network_options().keys()),
+       options::optional(group("decomposition", T::object,
+                               "Domain decomposition: one network per subdomain (absent: one "
+                               "network over the whole domain).",
+                               solvers::decomposition_options().keys())),
        group("sampling", T::object, "Collocation points.", solvers::sampling_options().keys()),
        group("training", T::object, "Optimization.",
              options::merged({stage_schema(), group("weighting", T::object, "Loss weights.",
