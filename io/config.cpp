@@ -537,12 +537,14 @@ void build_decomposition(const Reader& r, const YAML::Node& n, RunConfig& run) {
     d.network = sub.spec.pinn.network;
   }
   const YAML::Node where = n["subdomains"] ? n["subdomains"] : n["method"];
-  r.at(where, "decomposition", [&] {
+  try {
     nn::NetworkSpec net = run.spec.pinn.network;
     net.inputs = static_cast<int>(run.spec.math.domain->coordinate_names().size());
     net.outputs = static_cast<int>(run.spec.math.context.field_names().size());
     solvers::Model(net, d, run.spec.math.domain->bounds());
-  });
+  } catch (const UserError& e) {  // its message starts with the key's path
+    throw PlacedError(config_place(where, r.source) + e.what());
+  }
 }
 
 // `decomposition: auto` is short for {method: auto}; a `decomposition.network` takes the keys
