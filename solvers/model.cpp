@@ -243,9 +243,49 @@ Var ModelGraph::fields(Var at, const RowLayout& layout) const {
     throw InternalError("ModelGraph::fields: the layout has " + std::to_string(rows) +
                         " rows, the points " + std::to_string(at.shape().rows));
   if (layout.size() == 1) return model_->region_fields(*this, at, layout[0].region);
+  // Each network once, on the rows of all the blocks its box covers (one MLP in the graph per
+  // network, not one per region: a smaller graph to differentiate and compile), then each
+  // block's share of its output.
+  std::vector<Var> blocks;
+  for (const RowBlock& b : layout) blocks.push_back(slice_rows(at, b.first, b.count));
+  const std::size_t boxes = networks_.size();
+  std::vector<Var> outputs(boxes);
+  std::vector<std::vector<Eigen::Index>> offset(boxes, std::vector<Eigen::Index>(layout.size(), 0));
+  for (std::size_t j = 0; j < boxes; ++j) {
+    std::vector<Var> mine;
+    Eigen::Index at_row = 0;
+    for (std::size_t k = 0; k < layout.size(); ++k)
+      if (std::binary_search(layout[k].region.begin(), layout[k].region.end(),
+                             static_cast<int>(j))) {
+        offset[j][k] = at_row;
+        at_row += layout[k].count;
+        mine.push_back(blocks[k]);
+      }
+    if (mine.empty()) continue;
+    const Var y = (*networks_[j])(mine.size() == 1 ? mine[0] : concat_rows(mine));
+    outputs[j] = model_->scale_ == 1 ? y : y * model_->scale_;
+  }
   std::vector<Var> parts;
-  for (const RowBlock& b : layout)
-    parts.push_back(model_->region_fields(*this, slice_rows(at, b.first, b.count), b.region));
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    const RowBlock& b = layout[k];
+    const auto share = [&](int j) {
+      const Var y = outputs[static_cast<std::size_t>(j)];
+      return y.shape().rows == b.count
+                 ? y
+                 : slice_rows(y, offset[static_cast<std::size_t>(j)][k], b.count);
+    };
+    if (b.region.size() == 1) {
+      parts.push_back(share(b.region[0]));
+      continue;
+    }
+    Var sum, weights;
+    for (int j : b.region) {
+      const Var v = model_->window(j, blocks[k]);
+      sum = sum.graph != nullptr ? sum + v * share(j) : v * share(j);
+      weights = weights.graph != nullptr ? weights + v : v;
+    }
+    parts.push_back(sum / weights);
+  }
   return concat_rows(parts);
 }
 
