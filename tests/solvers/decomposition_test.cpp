@@ -5,9 +5,11 @@
 // layout; a small decomposed problem trains to a stated error; the decomposition's errors.
 #include <gtest/gtest.h>
 
+#include <barrier>
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <thread>
 
 #include "autodiff/grad.h"
 #include "autodiff/ops.h"
@@ -227,6 +229,82 @@ TEST(Decomposition, SmallFbpinnReachesItsError) {
   const double err = (p.evaluate(theta, at) - exact).matrix().norm() / exact.matrix().norm();
   std::cout << "  fbpinn cos(4x), 4 subdomains: rel_l2 " << err << "\n";
   EXPECT_LT(err, 1e-2);
+}
+
+// Two ranks as threads of one process: each collective puts every rank's values side by side
+// and combines them in rank order.
+class TwoThreadRanks {
+ public:
+  class Rank final : public Communicator {
+   public:
+    Rank(TwoThreadRanks& group, int rank) : group_(&group), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int size() const override { return 2; }
+    void allreduce_sum(std::span<double> v) const override {
+      combine(v, [](double a, double b) { return a + b; });
+    }
+    void allreduce_max(std::span<double> v) const override {
+      combine(v, [](double a, double b) { return std::max(a, b); });
+    }
+    void broadcast(std::span<double> v, int root) const override {
+      put(v);
+      const std::vector<double> from = group_->slots_[static_cast<std::size_t>(root)];
+      group_->sync_.arrive_and_wait();
+      std::copy(from.begin(), from.end(), v.begin());
+    }
+    void barrier() const override { group_->sync_.arrive_and_wait(); }
+
+   private:
+    void put(std::span<double> v) const {
+      group_->slots_[static_cast<std::size_t>(rank_)].assign(v.begin(), v.end());
+      group_->sync_.arrive_and_wait();
+    }
+    template <class Op>
+    void combine(std::span<double> v, Op op) const {
+      put(v);
+      std::vector<double> out = group_->slots_[0];
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = op(out[i], group_->slots_[1][i]);
+      group_->sync_.arrive_and_wait();
+      std::copy(out.begin(), out.end(), v.begin());
+    }
+    TwoThreadRanks* group_;
+    int rank_;
+  };
+
+ private:
+  std::barrier<> sync_{2};
+  std::vector<std::vector<double>> slots_{2};
+};
+
+// Parameters replicated, each rank's points grouped by region on its own: the objective's
+// allreduce alone makes two ranks' loss and gradient the serial ones (global points: the ranks
+// hold the serial draw's rows).
+TEST(Decomposition, TwoRanksGiveTheSerialLossAndGradient) {
+  ProblemSpec spec = decomposed_square(120);
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
+  spec.pinn.conditions = {{.points = 30}};
+  spec.pinn.rank_points = RankPoints::global;
+  Problem serial(spec);
+  const Eigen::VectorXd theta = serial.initial_theta(4);
+  Eigen::VectorXd g_serial;
+  const double loss = serial.objective().evaluate(theta, &g_serial);
+  TwoThreadRanks group;
+  double losses[2];
+  Eigen::VectorXd g[2];
+  Eigen::Index rows[2];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      const TwoThreadRanks::Rank comm(group, r);
+      Problem p(spec, comm);
+      rows[r] = p.objective().inputs().at("interior").rows();
+      losses[r] = p.objective().evaluate(theta, &g[r]);
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(rows[0] + rows[1], 120);
+  EXPECT_NEAR(losses[0], loss, 1e-12 * loss);
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_LT((g[0] - g_serial).norm(), 1e-10 * g_serial.norm());
 }
 
 TEST(Decomposition, ErrorsNameTheKey) {
