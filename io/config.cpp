@@ -527,6 +527,14 @@ void build_decomposition(const Reader& r, const YAML::Node& n, RunConfig& run) {
   if (!d.automatic && !n["subdomains"])
     r.fail(n["method"], "decomposition.subdomains",
            "missing: give the boxes per coordinate ([4], [2, 2]), or method: auto");
+  if (const YAML::Node i = n["interface"]) {
+    if (d.method != solvers::DecompositionMethod::xpinn)
+      r.fail(i, "decomposition.interface", "only method xpinn has interface terms");
+    d.interface_points = i["points"].as<int>();
+    d.solution_weight = i["solution_weight"].as<double>();
+    d.flux_weight = i["flux_weight"].as<double>();
+    d.residual_weight = i["residual_weight"].as<double>();
+  }
   if (n["network"]) {
     // The top-level network's reading (bounds, periodic columns, seed), then this section's
     // keys over it (the raw config's gaps were filled from `network` before resolving).

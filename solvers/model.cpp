@@ -14,10 +14,12 @@
 namespace jetpde::solvers {
 namespace {
 
-constexpr std::array<options::EnumName<DecompositionMethod>, 2> kMethods{{
+constexpr std::array<options::EnumName<DecompositionMethod>, 3> kMethods{{
     {DecompositionMethod::none, "none", "one network", nullptr, false},
     {DecompositionMethod::fbpinn, "fbpinn",
      "overlapping boxes, the solution the window-weighted sum of their networks (FBPINN)"},
+    {DecompositionMethod::xpinn, "xpinn",
+     "boxes without overlap, one network each, tied by interface terms (XPINN)"},
 }};
 
 std::string number(double x) { return nn::detail::short_number(x, 6); }
@@ -75,7 +77,7 @@ std::vector<int> automatic_grid(const geometry::Bounds& bounds, int ranks) {
 
 Model::Model(const nn::NetworkSpec& network, const Decomposition& d, const geometry::Bounds& bounds,
              int ranks)
-    : method_(d.method), overlap_(d.overlap), scale_(d.output_scale) {
+    : method_(d.method), overlap_(d.overlap), scale_(d.output_scale), bounds_(bounds) {
   const std::size_t dim = static_cast<std::size_t>(bounds.dim());
   if (!decomposed()) {
     specs_.push_back(network);
@@ -83,7 +85,12 @@ Model::Model(const nn::NetworkSpec& network, const Decomposition& d, const geome
     boxes_ = cells_ = {bounds};
     return;
   }
-  if (!(overlap_ > 0) || !(overlap_ < 1))
+  if (method_ == DecompositionMethod::xpinn) overlap_ = 0;
+  if (method_ == DecompositionMethod::xpinn) {
+    if (d.interface_points < 1)
+      throw UserError("decomposition.interface.points: must be at least 1, got " +
+                      std::to_string(d.interface_points));
+  } else if (!(overlap_ > 0) || !(overlap_ < 1))
     throw UserError("decomposition.overlap: " + number(overlap_) +
                     " is not in (0, 1): neighbouring boxes must overlap (an FBPINN's windows "
                     "need it) by less than a box's width");
@@ -137,6 +144,23 @@ Model::Model(const nn::NetworkSpec& network, const Decomposition& d, const geome
     boxes_.push_back(std::move(box));
     specs_.push_back(std::move(s));
   }
+  if (method_ != DecompositionMethod::xpinn) return;
+  // Each cell's faces towards its upper neighbour along each axis (axis 0 fastest: the
+  // neighbour's index is j + stride).
+  std::size_t stride = 1;
+  for (std::size_t a = 0; a < dim; ++a) {
+    const auto n = static_cast<std::size_t>(grid_[a]);
+    for (std::size_t j = 0; j < total; ++j)
+      if ((j / stride) % n + 1 < n) {
+        geometry::Bounds face = cells_[j];
+        face.lo[a] = face.hi[a];
+        interfaces_.push_back({.a = static_cast<int>(j),
+                               .b = static_cast<int>(j + stride),
+                               .axis = static_cast<int>(a),
+                               .face = std::move(face)});
+      }
+    stride *= n;
+  }
 }
 
 std::string Model::describe() const {
@@ -145,7 +169,9 @@ std::string Model::describe() const {
   for (int h : s.hidden) hidden += (hidden.empty() ? "" : " x ") + std::to_string(h);
   if (!decomposed()) return "one network, hidden " + hidden;
   return std::string(decomposition_method_names().name(method_)) + " " + grid_text(grid_) +
-         " subdomains (overlap " + number(overlap_) + "), one network each, hidden " + hidden;
+         " subdomains" +
+         (method_ == DecompositionMethod::fbpinn ? " (overlap " + number(overlap_) + ")" : "") +
+         ", one network each, hidden " + hidden;
 }
 
 ModelGraph Model::build(Graph& graph) const {
@@ -161,6 +187,19 @@ ModelGraph Model::build(Graph& graph) const {
 }
 
 Region Model::region_of(const double* point) const {
+  if (method_ == DecompositionMethod::xpinn) {
+    // The cell holding the point (a point on a face: the upper cell; outside the bounding box:
+    // the nearest cell).
+    int j = 0, stride = 1;
+    for (std::size_t a = 0; a < grid_.size(); ++a) {
+      const double h = (bounds_.hi[a] - bounds_.lo[a]) / grid_[a];
+      const int k =
+          std::clamp(static_cast<int>(std::floor((point[a] - bounds_.lo[a]) / h)), 0, grid_[a] - 1);
+      j += k * stride;
+      stride *= grid_[a];
+    }
+    return {j};
+  }
   Region out;
   for (std::size_t j = 0; j < boxes_.size(); ++j) {
     const geometry::Bounds& b = boxes_[j];

@@ -52,7 +52,11 @@ struct RowBlock {
 using RowLayout = std::vector<RowBlock>;
 std::string layout_key(const RowLayout& layout);  // "0,1:12;1:30": a cache key
 
-// decomposition.method: fbpinn (none is a value only code sets: no decomposition key).
+// XPINN (Jagtap & Karniadakis 2020): the same grid without overlap, each point the network of
+// its own cell alone (a region is always one cell, so there are no windows); the cells' networks
+// are tied by interface terms on the faces they share (Model::interfaces(), built by Problem).
+//
+// decomposition.method: fbpinn, xpinn (none is a value only code sets: no decomposition key).
 const options::EnumTable<DecompositionMethod>& decomposition_method_names();
 
 class Model;
@@ -108,6 +112,13 @@ class Model {
   // `what` for a point that no box covers (outside the bounding box and its overlap).
   RowLayout arrange(const MatrixD& points, std::vector<Eigen::Index>& order,
                     const std::string& what) const;
+  // xpinn: the faces two neighbouring cells share (a lower cell `a`, the upper `b` along `axis`,
+  // `face` the face's box, flat along the axis); empty for other methods.
+  struct Interface {
+    int a = 0, b = 0, axis = 0;
+    geometry::Bounds face;
+  };
+  const std::vector<Interface>& interfaces() const { return interfaces_; }
   // The normalized windows w_j at `points` [m, coordinates] -> [m, boxes] (0 outside box j), on
   // a graph of their own: a check of the partition of unity.
   MatrixD windows(const MatrixD& points) const;
@@ -124,6 +135,8 @@ class Model {
   std::vector<int> grid_;
   std::vector<geometry::Bounds> boxes_, cells_;
   std::vector<nn::NetworkSpec> specs_;
+  geometry::Bounds bounds_;
+  std::vector<Interface> interfaces_;
 };
 
 // The subdomain grid `decomposition: auto` chooses for `ranks` ranks over `bounds`: the rank

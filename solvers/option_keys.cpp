@@ -65,13 +65,15 @@ const options::Declaration<Decomposition>& decomposition_options() {
   static const options::Declaration<Decomposition> d = [] {
     options::Declaration<Decomposition> d;
     d.add(required(options::choice(
-              "method", {"fbpinn", "auto"}, "",
+              "method", {"fbpinn", "xpinn", "auto"}, "",
               "fbpinn: overlapping boxes, the solution the window-weighted sum of their networks "
-              "(each normalized to its box); auto: fbpinn on a grid chosen from the rank count "
-              "and the domain's extent (`decomposition: auto` is short for this).")),
+              "(each normalized to its box); xpinn: boxes without overlap, each point its own "
+              "box's network, the networks tied by interface terms; auto: fbpinn on a grid "
+              "chosen from the rank count and the domain's extent (`decomposition: auto` is "
+              "short for this).")),
           [](Decomposition& s, V v) {
             const auto m = options::as<std::string>(v);
-            s.method = DecompositionMethod::fbpinn;
+            s.method = m == "xpinn" ? DecompositionMethod::xpinn : DecompositionMethod::fbpinn;
             s.automatic = m == "auto";
           });
     d.add(at_least(1, key("subdomains", T::integers, "",
@@ -92,6 +94,14 @@ const options::Declaration<Decomposition>& decomposition_options() {
                        "Every subdomain network's output is multiplied by this (the solution's "
                        "scale).")),
           &Decomposition::output_scale);
+    d.add(options::optional(options::group(
+        "interface", T::object,
+        "xpinn: the interface terms on the faces neighbouring boxes share, over all faces: the "
+        "jumps of the solution, of its normal derivative and of the equations' residuals.",
+        {at_least(1, key("points", T::integer, "256", "Points on each face (in the domain).")),
+         at_least(0, key("solution_weight", T::number, "1", "Weight of the solution's jump.")),
+         at_least(0, key("flux_weight", T::number, "1", "Weight of the normal derivative's jump.")),
+         at_least(0, key("residual_weight", T::number, "1", "Weight of the residuals' jump."))})));
     d.add(options::optional(options::group(
         "network", T::object,
         "The subdomains' network: the keys of `network`, those not given taken from it "

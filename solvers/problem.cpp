@@ -228,6 +228,7 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
   // the rows of each region).
   Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
   arrange(points);
+  sample_interfaces(spec_.pinn.sampling.seed, points);
   std::vector<LossTerm> terms = build_graph(points);
   build_objective(std::move(terms), std::move(points));
 }
@@ -486,6 +487,87 @@ void Problem::arrange(Bindings& points) const {
   }
 }
 
+void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
+  if (model_->method() != DecompositionMethod::xpinn) return;
+  const geometry::Geometry& domain = *spec_.math.domain;
+  const auto& faces = model_->interfaces();
+  const int count = draw_count(spec_.pinn.decomposition.interface_points);
+  const bool first = !graph_;  // the constructor's draw decides which interfaces have points
+  std::vector<std::size_t> kept;
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    if (!first && std::find(interfaces_.begin(), interfaces_.end(), f) == interfaces_.end())
+      continue;
+    // Uniform on the face, kept where the domain is (a face of the grid may leave it): rounds
+    // of draws until the count is reached; a face with no point of the domain in its first
+    // rounds has no interface.
+    const geometry::Bounds& b = faces[f].face;
+    std::mt19937_64 rng(term_seed(draw_seed(seed), 1000 + f));
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    MatrixD p(count, b.dim());
+    Eigen::Index have = 0;
+    std::vector<double> x(static_cast<std::size_t>(b.dim()));
+    for (int tries = 0; have < count && tries < 64 * count; ++tries) {
+      for (std::size_t a = 0; a < x.size(); ++a) x[a] = b.lo[a] + (b.hi[a] - b.lo[a]) * unit(rng);
+      if (!domain.contains(x)) continue;
+      for (std::size_t a = 0; a < x.size(); ++a) p(have, static_cast<Eigen::Index>(a)) = x[a];
+      ++have;
+    }
+    if (have == 0 && first) continue;
+    // Short of points (a sliver of the face in the domain): the ones found, repeated.
+    for (Eigen::Index i = have; i < count; ++i)
+      p.row(i) = p.row(i % std::max<Eigen::Index>(have, 1));
+    const std::string name = "interface" + std::to_string(f);
+    out[name + "_a"] = p;
+    out[name + "_b"] = p;
+    kept.push_back(f);
+  }
+  if (first) interfaces_ = kept;
+}
+
+void Problem::interface_terms(const Bindings& points, std::vector<LossTerm>& terms) {
+  if (model_->method() != DecompositionMethod::xpinn || interfaces_.empty()) return;
+  const equations::Context& ctx = spec_.math.context;
+  const auto& faces = model_->interfaces();
+  const std::vector<std::string>& fields = ctx.field_names();
+  const std::vector<std::string>& coords = ctx.coordinate_names();
+  std::vector<Var> solution, flux, residual;
+  for (std::size_t f : interfaces_) {
+    const std::string name = "interface" + std::to_string(f);
+    const Var a = input_like(points, name + "_a"), b = input_like(points, name + "_b");
+    const auto rows = points.at(name + "_a").rows();
+    model_graph_->layouts[name + "_a"] = {{.region = {faces[f].a}, .first = 0, .count = rows}};
+    model_graph_->layouts[name + "_b"] = {{.region = {faces[f].b}, .first = 0, .count = rows}};
+    // Jumps across the face: of each field, of its derivative along the face's normal, of each
+    // equation's residual (Jagtap & Karniadakis 2020; the jump u_a - u_b rather than each side
+    // against the mean, which is the same up to a factor 2).
+    std::vector<std::string> normal;
+    for (const std::string& u : fields)
+      normal.push_back(u + "_" + coords[static_cast<std::size_t>(faces[f].axis)]);
+    const Var ua = fields_at(*model_graph_, a), ub = fields_at(*model_graph_, b);
+    for (std::int64_t c = 0; c < ua.shape().cols; ++c)
+      solution.push_back(ua.shape().cols == 1 ? ua - ub : col(ua, c) - col(ub, c));
+    const std::vector<Var> da = lower_at(*model_graph_, a, equations::parse_all(normal, ctx)),
+                           db = lower_at(*model_graph_, b, equations::parse_all(normal, ctx));
+    for (std::size_t k = 0; k < da.size(); ++k) flux.push_back(da[k] - db[k]);
+    const std::vector<Var> ra = lower_at(*model_graph_, a,
+                                         equations::parse_all(spec_.math.equations, ctx)),
+                           rb = lower_at(*model_graph_, b,
+                                         equations::parse_all(spec_.math.equations, ctx));
+    for (std::size_t k = 0; k < ra.size(); ++k) {
+      Var r = ra[k] - rb[k];
+      if (r.shape().rows != rows) r = broadcast(r, {rows, 1});
+      residual.push_back(r);
+    }
+  }
+  const Decomposition& d = spec_.pinn.decomposition;
+  terms.push_back({"interface_solution", concat_rows(solution), 1});
+  term_weights_.push_back(d.solution_weight);
+  terms.push_back({"interface_flux", concat_rows(flux), 1});
+  term_weights_.push_back(d.flux_weight);
+  terms.push_back({"interface_residual", concat_rows(residual), 1});
+  term_weights_.push_back(d.residual_weight);
+}
+
 std::vector<Var> Problem::lower_at(const ModelGraph& net, Var at,
                                    const std::vector<equations::Equation>& eqs, Var normal) const {
   const equations::Context& ctx = spec_.math.context;
@@ -531,6 +613,7 @@ std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
     terms.push_back(condition_term(k, points));
     term_weights_.push_back(spec_.pinn.condition(k).weight);
   }
+  interface_terms(points, terms);
   return terms;
 }
 
@@ -862,6 +945,7 @@ MatrixD Problem::evaluate_expressions_given(
 Bindings Problem::resample(std::uint64_t seed) const {
   Bindings out = sample(seed, /*with_data=*/false);
   arrange(out);
+  sample_interfaces(seed, out);
   add_distances(out);
   return out;
 }

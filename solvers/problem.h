@@ -181,6 +181,11 @@ class Problem {
   // (quotas_): the graph's shapes and layouts stay. A region short of points this time keeps
   // rows of the last arrangement for the rest. Nothing for one network.
   void arrange(Bindings& points) const;
+  // xpinn: each interface's points, drawn on its face inside the domain with `seed`, bound to
+  // "interface<k>_a" and "_b" (the same points, seen from either side's network).
+  void sample_interfaces(std::uint64_t seed, Bindings& out) const;
+  // xpinn: the continuity terms over all interfaces (solution, flux, residual), with weights.
+  void interface_terms(const Bindings& points, std::vector<LossTerm>& terms);
 
   ProblemSpec spec_;
   const Communicator* communicator_;
@@ -193,7 +198,9 @@ class Problem {
   using RegionKey = std::vector<Region>;
   mutable std::map<std::string, std::vector<std::pair<RegionKey, Eigen::Index>>> quotas_;
   mutable std::map<std::string, Bindings> arranged_;
-  std::vector<std::string> pde_params_;                  // trainable constants, by name
+  mutable std::vector<std::size_t>
+      interfaces_;                       // xpinn: the model's interfaces with points in the domain
+  std::vector<std::string> pde_params_;  // trainable constants, by name
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
   std::vector<std::string> hard_mesh_piece_;  // per field: the STL piece's predicate ("": all)
   std::vector<double> term_weights_;          // per loss term, from the spec

@@ -207,7 +207,7 @@ const options::EnumTable<RankPoints>& rank_points_names();
 
 // Domain decomposition (solvers/model.h): none is one network over the whole domain.
 // decomposition_method_names(): solvers/model.h.
-enum class DecompositionMethod { none, fbpinn };
+enum class DecompositionMethod { none, fbpinn, xpinn };
 
 struct Decomposition {
   DecompositionMethod method = DecompositionMethod::none;
@@ -216,6 +216,11 @@ struct Decomposition {
   double overlap = 0.3;         // fbpinn: how far boxes reach into their neighbours, of a width
   double output_scale = 1.0;    // every subdomain network's output times this
   std::optional<nn::NetworkSpec> network;  // the subdomains' network; default PinnOptions'
+  // xpinn: points on each interface (a face two cells share), and the weights of the
+  // continuity terms over all interfaces: solution (u_a - u_b), flux (the normal derivative's
+  // jump) and residual (the equations' residuals' jump).
+  int interface_points = 256;
+  double solution_weight = 1, flux_weight = 1, residual_weight = 1;
 };
 
 struct PinnOptions {

@@ -66,12 +66,33 @@ TEST(DecompositionConfig, SubdomainNetworkTakesTheRestFromNetwork) {
   EXPECT_EQ(c.spec.pinn.decomposition.network->activation, nn::Activation::sin);
 }
 
+TEST(DecompositionConfig, XpinnInterfaceKeys) {
+  const RunConfig c = from(kSquare +
+                           "decomposition: {method: xpinn, subdomains: [2, 2], interface: {points: "
+                           "32, flux_weight: 0.5, residual_weight: 2}}\n");
+  const solvers::Decomposition& d = c.spec.pinn.decomposition;
+  EXPECT_EQ(d.method, solvers::DecompositionMethod::xpinn);
+  EXPECT_EQ(d.interface_points, 32);
+  EXPECT_DOUBLE_EQ(d.solution_weight, 1);
+  EXPECT_DOUBLE_EQ(d.flux_weight, 0.5);
+  EXPECT_DOUBLE_EQ(d.residual_weight, 2);
+  const auto problem = build_problem(c, c.spec);
+  EXPECT_EQ(problem->model().interfaces().size(), 4u);
+  EXPECT_EQ(problem->objective().slot_names().back(), "interface_residual");
+  expect_user_error(
+      [] {
+        from(kSquare +
+             "decomposition: {method: fbpinn, subdomains: [2], interface: {points: 8}}\n");
+      },
+      "test.yaml:12:61: decomposition.interface: only method xpinn has interface terms");
+}
+
 TEST(DecompositionConfig, ErrorsNameTheKeyAndLine) {
   expect_user_error([] { from(kSquare + "decomposition: {method: fbpinn}\n"); },
                     "test.yaml:12:25: decomposition.subdomains: missing: give the boxes per "
                     "coordinate ([4], [2, 2]), or method: auto");
   expect_user_error([] { from(kSquare + "decomposition: {method: xyz, subdomains: [2]}\n"); },
-                    "test.yaml:12:25: decomposition.method: 'xyz' is not one of fbpinn, auto");
+                    "test.yaml:12:25: decomposition.method: 'xyz' is not one of fbpinn, xpinn, auto");
   expect_user_error(
       [] { from(kSquare + "decomposition: {method: fbpinn, subdomains: [2], overlap: 1}\n"); },
       "test.yaml:12:59: decomposition.overlap: '1' is out of range (below 1)");

@@ -307,6 +307,109 @@ TEST(Decomposition, TwoRanksGiveTheSerialLossAndGradient) {
   EXPECT_LT((g[0] - g_serial).norm(), 1e-10 * g_serial.norm());
 }
 
+Decomposition xpinn(std::vector<int> subdomains) {
+  return {.method = DecompositionMethod::xpinn, .subdomains = std::move(subdomains)};
+}
+
+TEST(Xpinn, CellsWithoutOverlapAndTheirFaces) {
+  const Model m({.inputs = 2, .hidden = {4}, .outputs = 1}, xpinn({2, 2}), {{0, 0}, {2, 1}});
+  ASSERT_EQ(m.boxes().size(), 4u);
+  EXPECT_EQ(m.boxes()[3].lo, (std::vector<double>{1, 0.5}));
+  ASSERT_EQ(m.interfaces().size(), 4u);
+  // Along x: cells 0|1 and 2|3 at x = 1; along y: 0|2 and 1|3 at y = 0.5.
+  EXPECT_EQ(m.interfaces()[0].a, 0);
+  EXPECT_EQ(m.interfaces()[0].b, 1);
+  EXPECT_EQ(m.interfaces()[0].face.lo, (std::vector<double>{1, 0}));
+  EXPECT_EQ(m.interfaces()[0].face.hi, (std::vector<double>{1, 0.5}));
+  EXPECT_EQ(m.interfaces()[3].a, 1);
+  EXPECT_EQ(m.interfaces()[3].b, 3);
+  EXPECT_EQ(m.interfaces()[3].axis, 1);
+  // Every point is its cell's alone; a point on a face belongs to the upper cell.
+  EXPECT_EQ(m.region_of(std::vector<double>{0.3, 0.7}.data()), (Region{2}));
+  EXPECT_EQ(m.region_of(std::vector<double>{1.0, 0.2}.data()), (Region{1}));
+  EXPECT_TRUE((m.windows((MatrixD(1, 2) << 1.5, 0.7).finished()) ==
+               (MatrixD(1, 4) << 0, 0, 0, 1).finished())
+                  .all());
+}
+
+ProblemSpec xpinn_square() {
+  ProblemSpec spec;
+  spec.math.domain = geometry::rectangle({0, 0}, {2, 1});
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"laplacian(u) + 2*pi^2*sin(pi*x)*sin(pi*y)"};
+  spec.pinn.interior_points = 64;
+  spec.pinn.network.hidden = {6};
+  spec.pinn.decomposition = xpinn({2, 2});
+  spec.pinn.decomposition.interface_points = 20;
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  return spec;
+}
+
+// The fields an exact solution (u = g + 0 N: every network ignored): the solution, flux and
+// residual jumps vanish on every face whatever the networks; the pde term too.
+TEST(Xpinn, InterfaceTermsVanishForAContinuousExactSolution) {
+  ProblemSpec spec = xpinn_square();
+  spec.pinn.hard_constraints = {{.field = "u", .value = "sin(pi*x)*sin(pi*y)", .distance = "0"}};
+  Problem p(spec);
+  EXPECT_EQ(p.objective().slot_names(),
+            (std::vector<std::string>{"pde", "interface_solution", "interface_flux",
+                                      "interface_residual"}));
+  EXPECT_EQ(p.objective().inputs().at("interface0_a").rows(), 20);
+  p.objective().evaluate(p.initial_theta(1));
+  for (double loss : p.objective().slot_losses()) EXPECT_LT(loss, 1e-24);
+}
+
+// Each network a constant c_j (zero weights, output bias c_j): the solution jump across a face
+// is c_a - c_b, the flux and residual jumps 0; equal constants leave no jump.
+TEST(Xpinn, InterfaceTermsMeasureTheJump) {
+  Problem p(xpinn_square());
+  const auto theta_of = [&](std::vector<double> c) {
+    Eigen::VectorXd theta = Eigen::VectorXd::Zero(p.initial_theta(0).size());
+    for (const auto& e : p.objective().layout().entries())
+      if (e.name.size() > 3 && e.name.substr(e.name.size() - 3) == "_b1")
+        theta[e.offset] = c[static_cast<std::size_t>(e.name[2] - '0')];
+    return theta;
+  };
+  p.objective().evaluate(theta_of({1, 1, 1, 1}));
+  EXPECT_LT(p.objective().slot_losses()[1], 1e-28);
+  // Faces 0|1, 2|3 (jumps 1, 2) and 0|2, 1|3 (jumps 3, 0), each with as many points.
+  p.objective().evaluate(theta_of({0, 1, 3, 1}));
+  EXPECT_NEAR(p.objective().slot_losses()[1], (1.0 + 4 + 9 + 0) / 4, 1e-12);
+  EXPECT_LT(p.objective().slot_losses()[2], 1e-28);
+  EXPECT_LT(p.objective().slot_losses()[3], 1e-28);
+  // Resampled faces keep their counts.
+  const Bindings b = p.resample(5);
+  EXPECT_EQ(b.at("interface3_b").rows(), 20);
+  EXPECT_TRUE((b.at("interface3_b").col(1).array() == 0.5).all());
+}
+
+// u' = cos(4 x) on [-pi, pi], u(0) = 0 built in, on 4 XPINN subdomains of 2 x 8.
+TEST(Xpinn, SmallXpinnReachesItsError) {
+  ProblemSpec spec;
+  spec.math.domain = geometry::interval(-std::numbers::pi, std::numbers::pi);
+  spec.math.context.fields({"u"}).coordinates({"x"});
+  spec.math.equations = {"u_x - cos(4*x)"};
+  spec.pinn.hard_constraints = {{.field = "u", .value = "0", .distance = "tanh(4*x)"}};
+  spec.pinn.interior_points = 400;
+  spec.pinn.network.hidden = {8, 8};
+  spec.pinn.sampling.method = geometry::SampleMethod::sobol;
+  spec.pinn.decomposition = xpinn({4});
+  spec.pinn.decomposition.output_scale = 0.25;
+  spec.pinn.decomposition.interface_points = 1;
+  Problem p(spec);
+  Eigen::VectorXd theta = p.initial_theta(0);
+  Trainer t(p.objective(),
+            {{.name = "adam", .steps = 1500, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+             {.name = "lbfgs", .optimizer = "lbfgs", .steps = 300}});
+  t.train(theta);
+  MatrixD at(201, 1);
+  for (int i = 0; i < 201; ++i) at(i, 0) = -std::numbers::pi + 2 * std::numbers::pi * i / 200;
+  const MatrixD exact = (4 * at.array()).sin() / 4;
+  const double err = (p.evaluate(theta, at) - exact).matrix().norm() / exact.matrix().norm();
+  std::cout << "  xpinn cos(4x), 4 subdomains: rel_l2 " << err << "\n";
+  EXPECT_LT(err, 1e-2);
+}
+
 TEST(Decomposition, ErrorsNameTheKey) {
   const geometry::Bounds b{{0, 0}, {1, 1}};
   const nn::NetworkSpec net{.inputs = 2, .hidden = {4}, .outputs = 1};
