@@ -274,7 +274,8 @@ Var Model::region_fields(const ModelGraph& m, Var at, const Region& region) cons
 }
 
 Var ModelGraph::fields(Var at, const RowLayout& layout) const {
-  if (!model_->decomposed()) return (*networks_.front())(at);
+  // No rows: any network gives the right (empty) shape.
+  if (!model_->decomposed() || at.shape().rows == 0) return (*networks_.front())(at);
   if (layout.empty()) throw InternalError("ModelGraph::fields: a decomposed model needs a layout");
   Eigen::Index rows = 0;
   for (const RowBlock& b : layout) rows += b.count;

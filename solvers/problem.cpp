@@ -512,11 +512,14 @@ void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
       for (std::size_t a = 0; a < x.size(); ++a) p(have, static_cast<Eigen::Index>(a)) = x[a];
       ++have;
     }
-    if (have == 0 && first) continue;
-    // Short of points (a sliver of the face in the domain): the ones found, repeated.
-    for (Eigen::Index i = have; i < count; ++i)
-      p.row(i) = p.row(i % std::max<Eigen::Index>(have, 1));
     const std::string name = "interface" + std::to_string(f);
+    if (have == 0) {
+      if (first) continue;
+      p = objective_->inputs().at(name + "_a");  // none this time: the last ones again
+      have = count;
+    }
+    // Short of points (a sliver of the face in the domain): the ones found, repeated.
+    for (Eigen::Index i = have; i < count; ++i) p.row(i) = p.row(i % have);
     out[name + "_a"] = p;
     out[name + "_b"] = p;
     kept.push_back(f);
