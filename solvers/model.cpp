@@ -10,6 +10,7 @@
 #include "autodiff/errors.h"
 #include "autodiff/ops.h"
 #include "nn/detail/names.h"
+#include "solvers/communicator.h"
 
 namespace jetpde::solvers {
 namespace {
@@ -186,20 +187,28 @@ ModelGraph Model::build(Graph& graph) const {
   return m;
 }
 
-Region Model::region_of(const double* point) const {
-  if (method_ == DecompositionMethod::xpinn) {
-    // The cell holding the point (a point on a face: the upper cell; outside the bounding box:
-    // the nearest cell).
-    int j = 0, stride = 1;
-    for (std::size_t a = 0; a < grid_.size(); ++a) {
-      const double h = (bounds_.hi[a] - bounds_.lo[a]) / grid_[a];
-      const int k =
-          std::clamp(static_cast<int>(std::floor((point[a] - bounds_.lo[a]) / h)), 0, grid_[a] - 1);
-      j += k * stride;
-      stride *= grid_[a];
-    }
-    return {j};
+int Model::cell_of(const double* point) const {
+  int j = 0, stride = 1;
+  for (std::size_t a = 0; a < grid_.size(); ++a) {
+    const double h = (bounds_.hi[a] - bounds_.lo[a]) / grid_[a];
+    const int k =
+        std::clamp(static_cast<int>(std::floor((point[a] - bounds_.lo[a]) / h)), 0, grid_[a] - 1);
+    j += k * stride;
+    stride *= grid_[a];
   }
+  return j;
+}
+
+int Model::owner(int cell, int cells, int ranks) {
+  for (int r = 0; r < ranks; ++r) {
+    const Share s = share_of(cells, r, ranks);
+    if (cell < s.first + s.count) return r;
+  }
+  return ranks - 1;
+}
+
+Region Model::region_of(const double* point) const {
+  if (method_ == DecompositionMethod::xpinn) return {cell_of(point)};  // its own cell alone
   Region out;
   for (std::size_t j = 0; j < boxes_.size(); ++j) {
     const geometry::Bounds& b = boxes_[j];

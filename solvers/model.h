@@ -105,6 +105,12 @@ class Model {
 
   ModelGraph build(Graph& graph) const;
 
+  // The grid cell holding `point` (a face's point: the upper cell; outside the bounding box: the
+  // nearest), and the rank that owns a cell: the cells in index order cut into `ranks`
+  // contiguous blocks (several cells per rank; axis 0 fastest, so a block is whole rows of the
+  // grid when the counts divide).
+  int cell_of(const double* point) const;
+  static int owner(int cell, int cells, int ranks);
   // The boxes covering `point` strictly inside, in index order.
   Region region_of(const double* point) const;
   // The rows of `points` grouped by region (regions in increasing order, rows in their order

@@ -424,6 +424,7 @@ Bindings Problem::sample(std::uint64_t seed, bool with_data) const {
 
 void Problem::arrange(Bindings& points) const {
   if (!model_->decomposed()) return;
+  own_interior(points);
   // The point sets: the interior and each condition's points; their other inputs
   // (condition<k>_normals, _upper, _values) share their rows.
   std::vector<std::string> sets;
@@ -485,6 +486,37 @@ void Problem::arrange(Bindings& points) const {
     for (auto& [name, value] : out) points[name] = value;
     arranged_[set] = std::move(out);
   }
+}
+
+void Problem::own_interior(Bindings& points) const {
+  const int size = communicator_->size(), rank = communicator_->rank();
+  const auto cells = static_cast<int>(model_->cells().size());
+  if (size == 1 || cells < size || !points.count(kInterior)) return;
+  // Every rank's interior points (their union is the whole draw, local or global), then the
+  // ones in this rank's cells.
+  const MatrixD& mine = points.at(kInterior);
+  const Eigen::Index cols = mine.cols();
+  std::vector<double> flat(static_cast<std::size_t>(mine.size()));
+  for (Eigen::Index i = 0; i < mine.rows(); ++i)
+    for (Eigen::Index a = 0; a < cols; ++a)
+      flat[static_cast<std::size_t>(i * cols + a)] = mine(i, a);
+  const std::vector<double> all = communicator_->allgather(flat);
+  const auto rows = static_cast<Eigen::Index>(all.size()) / cols;
+  std::vector<Eigen::Index> owned;
+  for (Eigen::Index i = 0; i < rows; ++i)
+    if (Model::owner(model_->cell_of(&all[static_cast<std::size_t>(i * cols)]), cells, size) ==
+        rank)
+      owned.push_back(i);
+  // A rank whose cells hold no point (a cell in a hole of the domain) would have an empty set:
+  // then every rank keeps the share it drew (decided by all).
+  std::vector<double> none{owned.empty() ? 1.0 : 0.0};
+  communicator_->allreduce_max(none);
+  if (none[0] > 0) return;
+  MatrixD out(static_cast<Eigen::Index>(owned.size()), cols);
+  for (std::size_t k = 0; k < owned.size(); ++k)
+    for (Eigen::Index a = 0; a < cols; ++a)
+      out(static_cast<Eigen::Index>(k), a) = all[static_cast<std::size_t>(owned[k] * cols + a)];
+  points[kInterior] = std::move(out);
 }
 
 void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {

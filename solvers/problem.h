@@ -181,6 +181,10 @@ class Problem {
   // (quotas_): the graph's shapes and layouts stay. A region short of points this time keeps
   // rows of the last arrangement for the rest. Nothing for one network.
   void arrange(Bindings& points) const;
+  // With several ranks and at least as many subdomain cells: the interior points of all ranks
+  // pooled, each rank keeping those in its own cells (Model::owner); rows then differ between
+  // ranks, which the objective's shares weight. The conditions' points stay as drawn.
+  void own_interior(Bindings& points) const;
   // xpinn: each interface's points, drawn on its face inside the domain with `seed`, bound to
   // "interface<k>_a" and "_b" (the same points, seen from either side's network).
   void sample_interfaces(std::uint64_t seed, Bindings& out) const;

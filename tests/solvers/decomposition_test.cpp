@@ -276,9 +276,9 @@ class TwoThreadRanks {
   std::vector<std::vector<double>> slots_{2};
 };
 
-// Parameters replicated, each rank's points grouped by region on its own: the objective's
-// allreduce alone makes two ranks' loss and gradient the serial ones (global points: the ranks
-// hold the serial draw's rows).
+// Parameters replicated, each rank keeping the interior points of its own cells, grouped by
+// region on its own: the objective's allreduce alone makes two ranks' loss and gradient the
+// serial ones (global points: the ranks' draws make up the serial one).
 TEST(Decomposition, TwoRanksGiveTheSerialLossAndGradient) {
   ProblemSpec spec = decomposed_square(120);
   spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
@@ -292,16 +292,23 @@ TEST(Decomposition, TwoRanksGiveTheSerialLossAndGradient) {
   double losses[2];
   Eigen::VectorXd g[2];
   Eigen::Index rows[2];
+  bool mine[2];
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r)
     threads.emplace_back([&, r] {
       const TwoThreadRanks::Rank comm(group, r);
       Problem p(spec, comm);
-      rows[r] = p.objective().inputs().at("interior").rows();
+      const MatrixD& interior = p.objective().inputs().at("interior");
+      rows[r] = interior.rows();
+      // Each rank keeps the points of its own cells: of 4 x 2, rank 0 the lower row (y < 0.5).
+      mine[r] =
+          r == 0 ? (interior.col(1).array() <= 0.5).all() : (interior.col(1).array() >= 0.5).all();
       losses[r] = p.objective().evaluate(theta, &g[r]);
     });
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(rows[0] + rows[1], 120);
+  EXPECT_TRUE(mine[0]);
+  EXPECT_TRUE(mine[1]);
   EXPECT_NEAR(losses[0], loss, 1e-12 * loss);
   EXPECT_EQ(losses[0], losses[1]);
   EXPECT_LT((g[0] - g_serial).norm(), 1e-10 * g_serial.norm());
