@@ -11,7 +11,9 @@
 
 #include "geometry/box.h"
 #include "io/grid_output.h"
+#include "io/vtk_write.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/user_error.h"
 
 namespace jetpde::io {
 namespace {
@@ -67,6 +69,24 @@ TEST_F(SubdomainOutput, PiecesOpenAsAMultiblockDataSet) {
     const MatrixD at = (MatrixD(1, 2) << p[0], p[1]).finished();
     EXPECT_NEAR(u->GetTuple1(k), solution.fields(at)(0, 0), 1e-12);
   }
+}
+
+TEST_F(SubdomainOutput, VtmBlocksNeedNamesAndFiles) {
+  write_vtm(path("a.vtm"), {{"one", "a/x.vti"}, {"two & <more>", "a/y.vti"}});
+  auto reader = vtkSmartPointer<vtkXMLMultiBlockDataReader>::New();
+  reader->SetFileName(path("a.vtm").c_str());
+  EXPECT_TRUE(reader->CanReadFile(path("a.vtm").c_str()));
+  jetpde::testing::expect_user_error(
+      [&] {
+        write_vtm(path("b.vtm"), {{"", "x.vti"}});
+      },
+      "cannot write '" + path("b.vtm") + "': block 0 has an empty name");
+  jetpde::testing::expect_user_error(
+      [&] {
+        write_vtm(path("b.vtm"), {{"one", ""}});
+      },
+      "cannot write '" + path("b.vtm") + "': block 0 has an empty file name");
+  EXPECT_FALSE(std::filesystem::exists(path("b.vtm")));
 }
 
 }  // namespace
