@@ -91,8 +91,9 @@ TEST(DecompositionConfig, ErrorsNameTheKeyAndLine) {
   expect_user_error([] { from(kSquare + "decomposition: {method: fbpinn}\n"); },
                     "test.yaml:12:25: decomposition.subdomains: missing: give the boxes per "
                     "coordinate ([4], [2, 2]), or method: auto");
-  expect_user_error([] { from(kSquare + "decomposition: {method: xyz, subdomains: [2]}\n"); },
-                    "test.yaml:12:25: decomposition.method: 'xyz' is not one of fbpinn, xpinn, auto");
+  expect_user_error(
+      [] { from(kSquare + "decomposition: {method: xyz, subdomains: [2]}\n"); },
+      "test.yaml:12:25: decomposition.method: 'xyz' is not one of fbpinn, xpinn, auto");
   expect_user_error(
       [] { from(kSquare + "decomposition: {method: fbpinn, subdomains: [2], overlap: 1}\n"); },
       "test.yaml:12:59: decomposition.overlap: '1' is out of range (below 1)");
