@@ -28,6 +28,7 @@
 #include "nn/activation.h"
 #include "nn/detail/names.h"
 #include "nn/init.h"
+#include "solvers/model.h"
 #include "solvers/option_keys.h"
 
 namespace jetpde::io {
@@ -517,6 +518,62 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
   }
 }
 
+// decomposition: read after the network (the subdomains' network defaults to it), checked
+// against the domain's bounding box here, where the keys have their places.
+void build_decomposition(const Reader& r, const YAML::Node& n, RunConfig& run) {
+  if (!n) return;
+  solvers::Decomposition& d = run.spec.pinn.decomposition;
+  read_declared(solvers::decomposition_options(), n, d);
+  if (!d.automatic && !n["subdomains"])
+    r.fail(n["method"], "decomposition.subdomains",
+           "missing: give the boxes per coordinate ([4], [2, 2]), or method: auto");
+  if (const YAML::Node i = n["interface"]) {
+    if (d.method != solvers::DecompositionMethod::xpinn)
+      r.fail(i, "decomposition.interface", "only method xpinn has interface terms");
+    d.interface_points = i["points"].as<int>();
+    d.solution_weight = i["solution_weight"].as<double>();
+    d.flux_weight = i["flux_weight"].as<double>();
+    d.residual_weight = i["residual_weight"].as<double>();
+  }
+  if (n["network"]) {
+    // The top-level network's reading (bounds, periodic columns, seed), then this section's
+    // keys over it (the raw config's gaps were filled from `network` before resolving).
+    RunConfig sub;
+    sub.seed = run.seed;
+    sub.spec.math.domain = run.spec.math.domain;
+    build_network(r, n["network"], sub);
+    d.network = sub.spec.pinn.network;
+  }
+  const YAML::Node where = n["subdomains"] ? n["subdomains"] : n["method"];
+  try {
+    nn::NetworkSpec net = run.spec.pinn.network;
+    net.inputs = static_cast<int>(run.spec.math.domain->coordinate_names().size());
+    net.outputs = static_cast<int>(run.spec.math.context.field_names().size());
+    solvers::Model(net, d, run.spec.math.domain->bounds());
+  } catch (const UserError& e) {  // its message starts with the key's path
+    throw PlacedError(config_place(where, r.source) + e.what());
+  }
+}
+
+// `decomposition: auto` is short for {method: auto}; a `decomposition.network` takes the keys
+// it does not give from the top-level `network` (resolving would fill them with the defaults).
+void decomposition_shorthand(YAML::Node& raw) {
+  if (!raw.IsMap() || !raw["decomposition"]) return;
+  YAML::Node d = raw["decomposition"];
+  if (d.IsScalar() && d.Scalar() == "auto") {
+    YAML::Node m(YAML::NodeType::Map);
+    m["method"] = "auto";
+    raw["decomposition"] = m;
+    return;
+  }
+  if (!d.IsMap() || !d["network"] || !d["network"].IsMap()) return;
+  const YAML::Node top = raw["network"];
+  if (!top || !top.IsMap()) return;
+  YAML::Node sub = d["network"];
+  for (const auto& item : top)
+    if (item.first.IsScalar() && !sub[item.first.Scalar()]) sub[item.first.Scalar()] = item.second;
+}
+
 // A stage's options are those its optimizer's kind declares (solvers::OptimizerKind::keys).
 solvers::Stage build_stage(const YAML::Node& s) {
   return solvers::stage_from_values(option_values(solvers::stage_keys(), s));
@@ -772,6 +829,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   read_declared(solvers::parallel_options(), c["parallel"], run.spec.pinn);
   build_conditions(r, c, run);
   build_network(r, c["network"], run);
+  build_decomposition(r, c["decomposition"], run);
   build_training(r, c, run);
   build_reference(r, c, run);
   build_output(r, c["output"], run);
@@ -819,6 +877,7 @@ RunConfig run_config_from_text(const std::string& text, const std::string& sourc
     throw UserError(source + ": expected a mapping of keys at the top, got " +
                     (raw.IsSequence() ? std::string("a list") : "'" + raw.Scalar() + "'"));
   for (const std::string& o : overrides) apply_override(raw, o);
+  decomposition_shorthand(raw);
   // Paths made absolute once the config is known to expand to a bounded size (resolve_config
   // checks that first): the walk through geometry.of would follow aliases without end.
   YAML::Node resolved = resolve_config(raw, source);

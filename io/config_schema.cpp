@@ -161,6 +161,10 @@ Ptr build_schema() {
              "Conditions built into a field: field = value + D * network, exact where D = 0.",
              solvers::hard_constraint_options().keys()),
        group("network", T::object, "The neural network.", nn::network_options().keys()),
+       options::optional(group("decomposition", T::object,
+                               "Domain decomposition: one network per subdomain (absent: one "
+                               "network over the whole domain).",
+                               solvers::decomposition_options().keys())),
        group("sampling", T::object, "Collocation points.", solvers::sampling_options().keys()),
        group("parallel", T::object, "Data parallelism over MPI ranks (mpirun -n N).",
              solvers::parallel_options().keys()),

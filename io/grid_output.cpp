@@ -1,6 +1,9 @@
 #include "io/grid_output.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "io/hdf5_write.h"
 #include "io/vtk_write.h"
@@ -8,11 +11,78 @@
 namespace jetpde::io {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::vector<VtkArray> vtk_arrays(const std::vector<solvers::NamedValues>& level) {
   std::vector<VtkArray> out;
   out.reserve(level.size());
   for (const solvers::NamedValues& a : level) out.push_back({a.name, a.values});
   return out;
+}
+
+// A decomposed model's subdomains as a multiblock data set: `dir`/subdomains.vtm and one .vti
+// per subdomain in `dir`/subdomains/, over its box (with the overlap) cut to the bounding box,
+// in all coordinates (space-time for a time-dependent problem; up to 3), at about the spacing of
+// the global grid. Arrays: the fields, the subdomain's window w_j and its index.
+std::vector<std::string> write_subdomains(const solvers::FieldSource& source,
+                                          const std::string& dir, const solvers::GridFields& g,
+                                          int time_levels) {
+  const solvers::Model* model = source.model();
+  if (!model || !model->decomposed() || source.coordinate_names().size() > 3) return {};
+  const std::size_t dim = source.coordinate_names().size();
+  const geometry::Bounds& b = g.bounds;
+  // Points per unit length per axis, from the global grid.
+  std::vector<double> density(dim);
+  for (std::size_t a = 0; a < dim; ++a) {
+    const int n = a < g.dims.size() ? g.dims[a] : std::max(time_levels, 2);
+    density[a] = (n - 1) / std::max(b.hi[a] - b.lo[a], 1e-300);
+  }
+  fs::create_directories(dir + "/subdomains");
+  // Every piece's grid first, then one evaluation of all of them (one compiled program).
+  const std::size_t boxes = model->boxes().size();
+  std::vector<VtkGrid> grids(boxes);
+  std::vector<Eigen::Index> first(boxes + 1, 0);
+  for (std::size_t j = 0; j < boxes; ++j) {
+    const geometry::Bounds& box = model->boxes()[j];
+    VtkGrid& grid = grids[j];
+    for (std::size_t a = 0; a < dim; ++a) {
+      const double lo = std::max(box.lo[a], b.lo[a]), hi = std::min(box.hi[a], b.hi[a]);
+      const int n = std::max(2, static_cast<int>(std::lround((hi - lo) * density[a])) + 1);
+      grid.dims[a] = n;
+      grid.origin[a] = lo;
+      grid.spacing[a] = (hi - lo) / (n - 1);
+    }
+    first[j + 1] = first[j] + static_cast<Eigen::Index>(grid.dims[0]) * grid.dims[1] * grid.dims[2];
+  }
+  MatrixD points(first[boxes], static_cast<Eigen::Index>(dim));
+  for (std::size_t j = 0; j < boxes; ++j)
+    for (Eigen::Index r = 0; r < first[j + 1] - first[j]; ++r) {
+      Eigen::Index rest = r;
+      for (std::size_t a = 0; a < 3; ++a) {
+        const Eigen::Index i = rest % grids[j].dims[a];
+        rest /= grids[j].dims[a];
+        if (a < dim)
+          points(first[j] + r, static_cast<Eigen::Index>(a)) =
+              grids[j].origin[a] + grids[j].spacing[a] * static_cast<double>(i);
+      }
+    }
+  const MatrixD u = source.fields(points), w = model->windows(points);
+  std::vector<VtmBlock> blocks;
+  for (std::size_t j = 0; j < boxes; ++j) {
+    const Eigen::Index count = first[j + 1] - first[j];
+    std::vector<VtkArray> arrays;
+    for (std::size_t f = 0; f < source.field_names().size(); ++f)
+      arrays.push_back(
+          {source.field_names()[f], u.block(first[j], static_cast<Eigen::Index>(f), count, 1)});
+    arrays.push_back({"window", w.block(first[j], static_cast<Eigen::Index>(j), count, 1)});
+    arrays.push_back({"subdomain", MatrixD::Constant(count, 1, static_cast<double>(j))});
+    char name[48];
+    std::snprintf(name, sizeof name, "subdomains/subdomain_%04zu.vti", j);
+    write_vti(dir + "/" + name, grids[j], arrays);
+    blocks.push_back({"subdomain " + std::to_string(j), name});
+  }
+  write_vtm(dir + "/subdomains.vtm", blocks);
+  return {"subdomains.vtm", "subdomains/"};
 }
 
 }  // namespace
@@ -54,6 +124,9 @@ std::vector<std::string> write_grid_output(const solvers::FieldSource& source,
     write_pvd(dir + "/fields.pvd", series);
     written.push_back("fields.pvd");
   }
+  if (o.vtk)
+    for (std::string& f : write_subdomains(source, dir, g, o.grid.time_steps))
+      written.push_back(std::move(f));
   if (o.hdf5) {
     // One dataset per array, [time levels, grid points] (x fastest), and the axes.
     Hdf5Writer h5(dir + "/fields.h5");

@@ -334,6 +334,22 @@ std::string pvd_text(const std::vector<PvdEntry>& entries) {
   return xml.str();
 }
 
+std::string vtm_text(const std::vector<VtmBlock>& blocks) {
+  const char* byte_order =
+      std::endian::native == std::endian::little ? "LittleEndian" : "BigEndian";
+  std::ostringstream xml;
+  xml << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"vtkMultiBlockDataSet\" version=\"1.0\" byte_order=\"" << byte_order
+      << "\">\n"
+      << "  <vtkMultiBlockDataSet>\n";
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    xml << "    <DataSet index=\"" << i << "\" name=\"" << xml_escaped(blocks[i].name)
+        << "\" file=\"" << xml_escaped(blocks[i].file) << "\"/>\n";
+  xml << "  </vtkMultiBlockDataSet>\n"
+      << "</VTKFile>\n";
+  return xml.str();
+}
+
 }  // namespace
 
 void write_vti(const std::string& path, const VtkGrid& grid, const std::vector<VtkArray>& arrays) {
@@ -359,6 +375,15 @@ void write_vtu(const std::string& path, const MatrixD& points,
 void write_pvd(const std::string& path, const std::vector<PvdEntry>& entries) {
   check_entries(path, entries);
   const std::string text = pvd_text(entries);
+  write_atomically(path, [&](const std::string& file) { return write_text(file, text); });
+}
+
+void write_vtm(const std::string& path, const std::vector<VtmBlock>& blocks) {
+  for (std::size_t n = 0; n < blocks.size(); ++n)
+    if (blocks[n].name.empty() || blocks[n].file.empty())
+      throw UserError(cannot_write(path, "block " + std::to_string(n) + " has an empty " +
+                                             (blocks[n].name.empty() ? "name" : "file name")));
+  const std::string text = vtm_text(blocks);
   write_atomically(path, [&](const std::string& file) { return write_text(file, text); });
 }
 

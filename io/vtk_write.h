@@ -1,5 +1,6 @@
 // Writing fields for ParaView: point data on a uniform grid (.vti), on scattered points (.vtu),
-// and a collection of time steps (.pvd) that ParaView opens as one animated data set.
+// a collection of time steps (.pvd) that ParaView opens as one animated data set, and a
+// multiblock data set (.vtm) of named pieces (a domain decomposition's subdomains).
 //
 //   io::VtkGrid grid{{nx, ny, 1}, {x0, y0, 0}, {dx, dy, 1}};
 //   io::write_vti("out/u_0003.vti", grid, {{"u", u}, {"velocity", uv}});  // [nx*ny, 1], [nx*ny, 2]
@@ -64,5 +65,16 @@ struct PvdEntry {
 // the same double. UserError when a time is not finite or a file name is empty, and when the
 // file cannot be written.
 void write_pvd(const std::string& path, const std::vector<PvdEntry>& entries);
+
+// One block of a multiblock data set: a file relative to the .vtm's folder, and its name.
+struct VtmBlock {
+  std::string name;
+  std::string file;
+};
+
+// Writes a VTK multiblock data set (.vtm, vtkMultiBlockDataSet's XML) listing `blocks` in order,
+// by hand as write_pvd does; the block files are not checked. UserError when a name or file is
+// empty, and when the file cannot be written.
+void write_vtm(const std::string& path, const std::vector<VtmBlock>& blocks);
 
 }  // namespace jetpde::io

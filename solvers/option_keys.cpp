@@ -1,6 +1,7 @@
 #include "solvers/option_keys.h"
 
 #include "geometry/sampler.h"
+#include "nn/network.h"
 #include "solvers/exact_solutions.h"
 
 namespace jetpde::solvers {
@@ -55,6 +56,57 @@ const options::Declaration<Condition>& condition_options() {
     d.add(at_least(0, key("weight", T::number, "1", "Initial loss weight.")));
     d.add(
         options::optional(options::group("data", T::object, "data: the measurements to fit.", {})));
+    return d;
+  }();
+  return d;
+}
+
+const options::Declaration<Decomposition>& decomposition_options() {
+  static const options::Declaration<Decomposition> d = [] {
+    options::Declaration<Decomposition> d;
+    d.add(required(options::choice(
+              "method", {"fbpinn", "xpinn", "auto"}, "",
+              "fbpinn: overlapping boxes, the solution the window-weighted sum of their networks "
+              "(each normalized to its box); xpinn: boxes without overlap, each point its own "
+              "box's network, the networks tied by interface terms; auto: fbpinn on a grid "
+              "chosen from the rank count and the domain's extent (`decomposition: auto` is "
+              "short for this).")),
+          [](Decomposition& s, V v) {
+            const auto m = options::as<std::string>(v);
+            s.method = m == "xpinn" ? DecompositionMethod::xpinn : DecompositionMethod::fbpinn;
+            s.automatic = m == "auto";
+          });
+    d.add(at_least(1, key("subdomains", T::integers, "",
+                          "Boxes per coordinate, in coordinate order (missing trailing ones: "
+                          "1): [4] cuts x in 4, [2, 2] a plane in 4.")),
+          &Decomposition::subdomains);
+    // Strictly between 0 and 1: no overlap leaves no window to blend with, a whole width would
+    // cover a point by three boxes along an axis.
+    auto overlap = std::make_shared<options::Key>(
+        *above(0, key("overlap", T::number, "0.3",
+                      "The width two neighbouring boxes share, as a fraction of a grid cell's "
+                      "width (each box reaches half of it past its cell on each side; 0 < "
+                      "overlap < 1).")));
+    overlap->max = 1;
+    overlap->max_open = true;
+    d.add(overlap, &Decomposition::overlap);
+    d.add(above(0, key("output_scale", T::number, "1",
+                       "Every subdomain network's output is multiplied by this (the solution's "
+                       "scale).")),
+          &Decomposition::output_scale);
+    d.add(options::optional(options::group(
+        "interface", T::object,
+        "xpinn: the interface terms on the faces neighbouring boxes share, over all faces: the "
+        "jumps of the solution, of its normal derivative and of the equations' residuals.",
+        {at_least(1, key("points", T::integer, "256", "Points on each face (in the domain).")),
+         at_least(0, key("solution_weight", T::number, "1", "Weight of the solution's jump.")),
+         at_least(0, key("flux_weight", T::number, "1", "Weight of the normal derivative's jump.")),
+         at_least(0, key("residual_weight", T::number, "1", "Weight of the residuals' jump."))})));
+    d.add(options::optional(options::group(
+        "network", T::object,
+        "The subdomains' network: the keys of `network`, those not given taken from it "
+        "(default: `network` itself).",
+        nn::network_options().keys())));
     return d;
   }();
   return d;

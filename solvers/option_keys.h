@@ -30,6 +30,10 @@ const options::Declaration<Reference>& reference_options();
 const options::Declaration<SolveOptions>& sampling_options();
 // training's budgets: max_time, target_error (the stages are stage_keys(), the weighting above).
 const options::Declaration<SolveOptions>& training_options();
+// decomposition: method (fbpinn, or auto: an FBPINN grid chosen from the rank count and the
+// domain's extent), subdomains, overlap, output_scale, network (the subdomains' network, the
+// keys of nn::network_options(); read by hand, over the top-level network's).
+const options::Declaration<Decomposition>& decomposition_options();
 // The run's top-level keys of solvers: seed, device, require_device.
 const options::Declaration<SolveOptions>& run_options();
 // parallel: points (how MPI ranks share the point sets: PinnOptions::rank_points).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <numeric>
 #include <random>
 #include <set>
@@ -213,8 +214,21 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
     : spec_(std::move(spec)), communicator_(&communicator) {
   check();
   prepare_hard_constraints();
-  // The point sets are sampled once now: their counts fix the graph's shapes.
+  const equations::Context& ctx = spec_.math.context;
+  network_spec_ = spec_.pinn.network;
+  network_spec_.inputs = static_cast<int>(ctx.coordinate_names().size());
+  network_spec_.outputs = static_cast<int>(ctx.field_names().size());
+  model_ = std::make_unique<Model>(network_spec_, spec_.pinn.decomposition,
+                                   spec_.math.domain->bounds(), communicator_->size());
+  if (spec_.pinn.decomposition.automatic && communicator_->rank() == 0)
+    std::cout << "decomposition: auto chose " << model_->describe() << " for "
+              << communicator_->size() << (communicator_->size() == 1 ? " rank" : " ranks")
+              << std::endl;
+  // The point sets are sampled once now: their counts fix the graph's shapes (and, decomposed,
+  // the rows of each region).
   Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
+  arrange(points);
+  sample_interfaces(spec_.pinn.sampling.seed, points);
   std::vector<LossTerm> terms = build_graph(points);
   build_objective(std::move(terms), std::move(points));
 }
@@ -234,6 +248,9 @@ void Problem::check() const {
   if (o.time_chunks < 1) throw UserError("problem: time_chunks must be at least 1");
   if (o.time_chunks > 1 && m.context.time_index() < 0)
     throw UserError("problem: time_chunks needs a time coordinate");
+  // Chunks are blocks of rows in time order; a decomposition orders the rows by region.
+  if (o.time_chunks > 1 && o.decomposition.method != DecompositionMethod::none)
+    throw UserError("problem: time_chunks and a decomposition do not go together yet");
   for (std::size_t k = 0; k < m.conditions.size(); ++k) {
     const Condition& c = m.conditions[k];
     if (condition_kind(c.kind).points != ConditionPoints::data && o.condition(k).points < 1)
@@ -405,7 +422,188 @@ Bindings Problem::sample(std::uint64_t seed, bool with_data) const {
   return out;
 }
 
-std::vector<Var> Problem::lower_at(const nn::Network& net, Var at,
+void Problem::arrange(Bindings& points) const {
+  if (!model_->decomposed()) return;
+  own_interior(points);
+  // The point sets: the interior and each condition's points; their other inputs
+  // (condition<k>_normals, _upper, _values) share their rows.
+  std::vector<std::string> sets;
+  for (const auto& [name, value] : points)
+    if (name == kInterior ||
+        (name.rfind("condition", 0) == 0 && name.find('_') == std::string::npos))
+      sets.push_back(name);
+  std::vector<double> row;
+  const auto region = [&](const MatrixD& m, Eigen::Index i, const std::string& what) {
+    row.resize(static_cast<std::size_t>(m.cols()));
+    for (Eigen::Index a = 0; a < m.cols(); ++a) row[static_cast<std::size_t>(a)] = m(i, a);
+    Region r = model_->region_of(row.data());
+    if (r.empty()) throw UserError("problem: a point of '" + what + "' is outside every subdomain");
+    return r;
+  };
+  for (const std::string& set : sets) {
+    std::vector<std::string> parts{set};  // the set's inputs, the point inputs first
+    const std::string upper = set + "_upper";
+    if (points.count(upper)) parts.push_back(upper);
+    for (const auto& [name, value] : points)
+      if (name.rfind(set + "_", 0) == 0 && name != upper) parts.push_back(name);
+    const MatrixD& at = points.at(set);
+    // Each row's key: the regions of its points (and of its upper points).
+    std::map<RegionKey, std::vector<Eigen::Index>> rows;
+    for (Eigen::Index i = 0; i < at.rows(); ++i) {
+      RegionKey key{region(at, i, set)};
+      if (parts.size() > 1 && parts[1] == upper) key.push_back(region(points.at(upper), i, upper));
+      rows[key].push_back(i);
+    }
+    auto& quota = quotas_[set];
+    if (quota.empty())  // the first arrangement fixes the counts (regions in key order)
+      for (const auto& [key, list] : rows)
+        quota.push_back({key, static_cast<Eigen::Index>(list.size())});
+    const Bindings* last = arranged_.count(set) ? &arranged_.at(set) : nullptr;
+    Bindings out;
+    for (const std::string& part : parts) {
+      const MatrixD& from = points.at(part);
+      MatrixD to(at.rows(), from.cols());
+      Eigen::Index first = 0;
+      for (const auto& [key, count] : quota) {
+        const auto it = rows.find(key);
+        const Eigen::Index have =
+            it == rows.end()
+                ? 0
+                : std::min<Eigen::Index>(count, static_cast<Eigen::Index>(it->second.size()));
+        for (Eigen::Index i = 0; i < have; ++i)
+          to.row(first + i) = from.row(it->second[static_cast<std::size_t>(i)]);
+        // Short this time: the rest from the last arrangement's rows of this region (which sit
+        // at the same rows); the first has every count it fixed.
+        if (have < count) {
+          if (!last) throw InternalError("arrange: a region short of points at the first draw");
+          to.middleRows(first + have, count - have) =
+              last->at(part).middleRows(first + have, count - have);
+        }
+        first += count;
+      }
+      out[part] = std::move(to);
+    }
+    for (auto& [name, value] : out) points[name] = value;
+    arranged_[set] = std::move(out);
+  }
+}
+
+void Problem::own_interior(Bindings& points) const {
+  const int size = communicator_->size(), rank = communicator_->rank();
+  const auto cells = static_cast<int>(model_->cells().size());
+  if (size == 1 || cells < size || !points.count(kInterior)) return;
+  // Every rank's interior points (their union is the whole draw, local or global), then the
+  // ones in this rank's cells.
+  const MatrixD& mine = points.at(kInterior);
+  const Eigen::Index cols = mine.cols();
+  std::vector<double> flat(static_cast<std::size_t>(mine.size()));
+  for (Eigen::Index i = 0; i < mine.rows(); ++i)
+    for (Eigen::Index a = 0; a < cols; ++a)
+      flat[static_cast<std::size_t>(i * cols + a)] = mine(i, a);
+  const std::vector<double> all = communicator_->allgather(flat);
+  const auto rows = static_cast<Eigen::Index>(all.size()) / cols;
+  std::vector<Eigen::Index> owned;
+  for (Eigen::Index i = 0; i < rows; ++i)
+    if (Model::owner(model_->cell_of(&all[static_cast<std::size_t>(i * cols)]), cells, size) ==
+        rank)
+      owned.push_back(i);
+  // A rank whose cells hold no point (a cell in a hole of the domain) would have an empty set:
+  // then every rank keeps the share it drew (decided by all).
+  std::vector<double> none{owned.empty() ? 1.0 : 0.0};
+  communicator_->allreduce_max(none);
+  if (none[0] > 0) return;
+  MatrixD out(static_cast<Eigen::Index>(owned.size()), cols);
+  for (std::size_t k = 0; k < owned.size(); ++k)
+    for (Eigen::Index a = 0; a < cols; ++a)
+      out(static_cast<Eigen::Index>(k), a) = all[static_cast<std::size_t>(owned[k] * cols + a)];
+  points[kInterior] = std::move(out);
+}
+
+void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
+  if (model_->method() != DecompositionMethod::xpinn) return;
+  const geometry::Geometry& domain = *spec_.math.domain;
+  const auto& faces = model_->interfaces();
+  const int count = draw_count(spec_.pinn.decomposition.interface_points);
+  const bool first = !graph_;  // the constructor's draw decides which interfaces have points
+  std::vector<std::size_t> kept;
+  for (std::size_t f = 0; f < faces.size(); ++f) {
+    if (!first && std::find(interfaces_.begin(), interfaces_.end(), f) == interfaces_.end())
+      continue;
+    // Uniform on the face, kept where the domain is (a face of the grid may leave it): rounds
+    // of draws until the count is reached; a face with no point of the domain in its first
+    // rounds has no interface.
+    const geometry::Bounds& b = faces[f].face;
+    std::mt19937_64 rng(term_seed(draw_seed(seed), 1000 + f));
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    MatrixD p(count, b.dim());
+    Eigen::Index have = 0;
+    std::vector<double> x(static_cast<std::size_t>(b.dim()));
+    for (int tries = 0; have < count && tries < 64 * count; ++tries) {
+      for (std::size_t a = 0; a < x.size(); ++a) x[a] = b.lo[a] + (b.hi[a] - b.lo[a]) * unit(rng);
+      if (!domain.contains(x)) continue;
+      for (std::size_t a = 0; a < x.size(); ++a) p(have, static_cast<Eigen::Index>(a)) = x[a];
+      ++have;
+    }
+    const std::string name = "interface" + std::to_string(f);
+    if (have == 0) {
+      if (first) continue;
+      p = objective_->inputs().at(name + "_a");  // none this time: the last ones again
+      have = count;
+    }
+    // Short of points (a sliver of the face in the domain): the ones found, repeated.
+    for (Eigen::Index i = have; i < count; ++i) p.row(i) = p.row(i % have);
+    out[name + "_a"] = p;
+    out[name + "_b"] = p;
+    kept.push_back(f);
+  }
+  if (first) interfaces_ = kept;
+}
+
+void Problem::interface_terms(const Bindings& points, std::vector<LossTerm>& terms) {
+  if (model_->method() != DecompositionMethod::xpinn || interfaces_.empty()) return;
+  const equations::Context& ctx = spec_.math.context;
+  const auto& faces = model_->interfaces();
+  const std::vector<std::string>& fields = ctx.field_names();
+  const std::vector<std::string>& coords = ctx.coordinate_names();
+  std::vector<Var> solution, flux, residual;
+  for (std::size_t f : interfaces_) {
+    const std::string name = "interface" + std::to_string(f);
+    const Var a = input_like(points, name + "_a"), b = input_like(points, name + "_b");
+    const auto rows = points.at(name + "_a").rows();
+    model_graph_->layouts[name + "_a"] = {{.region = {faces[f].a}, .first = 0, .count = rows}};
+    model_graph_->layouts[name + "_b"] = {{.region = {faces[f].b}, .first = 0, .count = rows}};
+    // Jumps across the face: of each field, of its derivative along the face's normal, of each
+    // equation's residual (Jagtap & Karniadakis 2020; the jump u_a - u_b rather than each side
+    // against the mean, which is the same up to a factor 2).
+    std::vector<std::string> normal;
+    for (const std::string& u : fields)
+      normal.push_back(u + "_" + coords[static_cast<std::size_t>(faces[f].axis)]);
+    const Var ua = fields_at(*model_graph_, a), ub = fields_at(*model_graph_, b);
+    for (std::int64_t c = 0; c < ua.shape().cols; ++c)
+      solution.push_back(ua.shape().cols == 1 ? ua - ub : col(ua, c) - col(ub, c));
+    const std::vector<Var> da = lower_at(*model_graph_, a, equations::parse_all(normal, ctx)),
+                           db = lower_at(*model_graph_, b, equations::parse_all(normal, ctx));
+    for (std::size_t k = 0; k < da.size(); ++k) flux.push_back(da[k] - db[k]);
+    const std::vector<Var> ra = lower_at(*model_graph_, a,
+                                         equations::parse_all(spec_.math.equations, ctx)),
+                           rb = lower_at(*model_graph_, b,
+                                         equations::parse_all(spec_.math.equations, ctx));
+    for (std::size_t k = 0; k < ra.size(); ++k) {
+      Var r = ra[k] - rb[k];
+      if (r.shape().rows != rows) r = broadcast(r, {rows, 1});
+      residual.push_back(r);
+    }
+  }
+  const Decomposition& d = spec_.pinn.decomposition;
+  terms.push_back({"interface_solution", concat_rows(solution), 1});
+  term_weights_.push_back(d.solution_weight);
+  terms.push_back({"interface_flux", concat_rows(flux), 1});
+  term_weights_.push_back(d.flux_weight);
+  terms.push_back({"interface_residual", concat_rows(residual), 1});
+  term_weights_.push_back(d.residual_weight);
+}
+
+std::vector<Var> Problem::lower_at(const ModelGraph& net, Var at,
                                    const std::vector<equations::Equation>& eqs, Var normal) const {
   const equations::Context& ctx = spec_.math.context;
   Taylor taylor(equations::plan_for(eqs, ctx, at));  // its own plan: only what these need
@@ -420,14 +618,23 @@ std::vector<Var> Problem::lower_at(const nn::Network& net, Var at,
 std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
   const equations::Context& ctx = spec_.math.context;
   graph_ = std::make_unique<Graph>(DType::f64);
-  network_spec_ = spec_.pinn.network;
-  network_spec_.inputs = static_cast<int>(ctx.coordinate_names().size());
-  network_spec_.outputs = static_cast<int>(ctx.field_names().size());
-  network_ = std::make_unique<nn::Network>(*graph_, network_spec_);
+  model_graph_ = std::make_unique<ModelGraph>(model_->build(*graph_));
+  // The layouts of the point inputs, from the first arrangement's counts.
+  for (const auto& [set, quota] : quotas_)
+    for (std::size_t part = 0; part < quota.front().first.size(); ++part) {
+      RowLayout& layout = model_graph_->layouts[part == 0 ? set : set + "_upper"];
+      Eigen::Index first = 0;
+      for (const auto& [key, count] : quota) {
+        if (layout.empty() || layout.back().region != key[part])
+          layout.push_back({.region = key[part], .first = first, .count = 0});
+        layout.back().count += count;
+        first += count;
+      }
+    }
   std::vector<LossTerm> terms;
   term_weights_.clear();
   const std::vector<std::string>& names = spec_.math.equation_names;
-  const std::vector<Var> r = lower_at(*network_, input_like(points, kInterior),
+  const std::vector<Var> r = lower_at(*model_graph_, input_like(points, kInterior),
                                       equations::parse_all(spec_.math.equations, ctx));
   for (std::size_t e = 0; e < r.size(); ++e) {
     terms.push_back({!names.empty()  ? names[e]
@@ -441,6 +648,7 @@ std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
     terms.push_back(condition_term(k, points));
     term_weights_.push_back(spec_.pinn.condition(k).weight);
   }
+  interface_terms(points, terms);
   return terms;
 }
 
@@ -465,12 +673,14 @@ LossTerm Problem::condition_term(std::size_t k, const Bindings& points) {
       .points = at,
       .normals = normal,
       .input = [&](const std::string& what) { return input_like(points, part_name(k, what)); },
-      .fields = [&](Var x) { return fields_at(*network_, x); },
-      .lower = [&](Var x, const std::vector<std::string>& texts,
-                   Var n) { return lower_at(*network_, x, equations::parse_all(texts, ctx), n); },
+      .fields = [&](Var x) { return fields_at(*model_graph_, x); },
+      .lower =
+          [&](Var x, const std::vector<std::string>& texts, Var n) {
+            return lower_at(*model_graph_, x, equations::parse_all(texts, ctx), n);
+          },
       .lower_here =
           [&](const std::string& text) {
-            return lower_at(*network_, at, {equations::parse(text, ctx, name)}, normal)[0];
+            return lower_at(*model_graph_, at, {equations::parse(text, ctx, name)}, normal)[0];
           }};
   try {
     return {name, kind.residual(graph), 1};
@@ -481,7 +691,7 @@ LossTerm Problem::condition_term(std::size_t k, const Bindings& points) {
 }
 
 void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
-  std::vector<Var> params = network_->params();
+  std::vector<Var> params = model_graph_->params();
   for (const equations::Symbol* s : spec_.math.context.symbols(equations::SymbolKind::param)) {
     params.push_back(graph_->param(spec_.pinn.param_prefix + s->name, {1, 1}));
     pde_params_.push_back(s->name);
@@ -499,8 +709,8 @@ void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
   objective_->set_weights(slot_weights);
 }
 
-Var Problem::fields_at(const nn::Network& net, Var at) const {
-  const Var raw = net(at);
+Var Problem::fields_at(const ModelGraph& net, Var at) const {
+  const Var raw = net.fields(at);
   const equations::Context& ctx = spec_.math.context;
   std::vector<std::string> texts;
   for (std::size_t f = 0; f < hard_value_.size(); ++f)
@@ -595,7 +805,7 @@ Bindings Problem::distance_bindings(Graph& graph, const std::string& name, const
 }
 
 Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
-  Bindings b = network_->init(seed);
+  Bindings b = model_graph_->init(seed);
   for (const auto& [name, value] :
        equations::initial_params(spec_.math.context, spec_.pinn.param_prefix))
     b[name] = value;
@@ -609,11 +819,16 @@ double Problem::param(const Eigen::VectorXd& theta, const std::string& name) con
                   (pde_params_.empty() ? std::string("none") : joined(pde_params_)) + ")");
 }
 
-Problem::Program& Problem::program(const std::string& key, Eigen::Index rows,
+Problem::Program& Problem::program(const std::string& what, const MatrixD& at,
                                    Eigen::Index value_columns, const ProgramBuilder& build) {
+  const Eigen::Index rows = at.rows();
+  std::vector<Eigen::Index> order;
+  const RowLayout layout = model_->arrange(at, order, "problem: evaluate");
+  const std::string key = model_->decomposed() ? what + "\n" + layout_key(layout) : what;
   for (auto it = programs_.begin(); it != programs_.end(); ++it)
     if (it->first == key) {
       programs_.splice(programs_.begin(), programs_, it);  // now the most recently used
+      programs_.front().second.order = std::move(order);
       return programs_.front().second;
     }
   // The network again on a graph of its own: the same spec gives the same parameter names, so
@@ -621,7 +836,9 @@ Problem::Program& Problem::program(const std::string& key, Eigen::Index rows,
   Program p;
   p.graph = std::make_unique<Graph>(DType::f64);
   Graph& g = *p.graph;
-  const nn::Network net(g, network_spec_);
+  ModelGraph net = model_->build(g);
+  net.layouts[kPoints] = layout;
+  p.order = std::move(order);
   // Every trainable constant, used or not, so that all of theta binds.
   for (const std::string& name : pde_params_) g.param(spec_.pinn.param_prefix + name, {1, 1});
   const Var points = g.input(kPoints, {rows, network_spec_.inputs});
@@ -639,19 +856,44 @@ Problem::Program& Problem::program(const std::string& key, Eigen::Index rows,
 void Problem::run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,
                   const MatrixD* values) const {
   for (const auto& [n, value] : objective_->layout().unflatten(theta)) p.exe->set(n, value);
-  p.exe->set(kPoints, points);
-  p.exe->set(distance_bindings(*p.graph, kPoints, points, p.distances));
-  if (p.values) p.exe->set(kValues, *values);
+  if (!model_->decomposed()) {
+    p.exe->set(kPoints, points);
+    p.exe->set(distance_bindings(*p.graph, kPoints, points, p.distances));
+    if (p.values) p.exe->set(kValues, *values);
+    p.exe->run();
+    return;
+  }
+  const auto rows = static_cast<Eigen::Index>(p.order.size());
+  MatrixD arranged(rows, points.cols());
+  for (Eigen::Index i = 0; i < rows; ++i)
+    arranged.row(i) = points.row(p.order[static_cast<std::size_t>(i)]);
+  p.exe->set(kPoints, arranged);
+  p.exe->set(distance_bindings(*p.graph, kPoints, arranged, p.distances));
+  if (p.values) {
+    MatrixD v(rows, values->cols());
+    for (Eigen::Index i = 0; i < rows; ++i)
+      v.row(i) = values->row(p.order[static_cast<std::size_t>(i)]);
+    p.exe->set(kValues, v);
+  }
   p.exe->run();
+}
+
+MatrixD Problem::output(const Program& p, std::size_t i) const {
+  MatrixD out = p.exe->output(i);
+  if (!model_->decomposed() || out.rows() == 1) return out;
+  MatrixD back(out.rows(), out.cols());
+  for (Eigen::Index r = 0; r < out.rows(); ++r)
+    back.row(p.order[static_cast<std::size_t>(r)]) = out.row(r);
+  return back;
 }
 
 MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
   checked_points(spec_.math.context, at);
   Program& p = program(
-      "fields\n" + std::to_string(at.rows()), at.rows(), 0,
-      [&](const nn::Network& net, Var points) { return std::vector<Var>{fields_at(net, points)}; });
+      "fields\n" + std::to_string(at.rows()), at, 0,
+      [&](const ModelGraph& net, Var points) { return std::vector<Var>{fields_at(net, points)}; });
   run(p, theta, at);
-  return p.exe->output(0);
+  return output(p, 0);
 }
 
 MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,
@@ -661,7 +903,7 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
   if (expressions.empty()) return MatrixD(at.rows(), 0);
   const std::string key =
       "expressions\n" + std::to_string(at.rows()) + "\n" + joined(expressions, "\n");
-  Program& p = program(key, at.rows(), 0, [&](const nn::Network& net, Var points) {
+  Program& p = program(key, at, 0, [&](const ModelGraph& net, Var points) {
     std::vector<Var> out = lower_at(net, points, equations::parse_all(expressions, ctx));
     broadcast_rows(out, at.rows());
     return out;
@@ -669,7 +911,7 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
   run(p, theta, at);
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = p.exe->output(e).col(0);
+    result.col(static_cast<Eigen::Index>(e)) = output(p, e).col(0);
   return result;
 }
 
@@ -685,7 +927,7 @@ MatrixD Problem::evaluate_expressions_given(
                     "\n" + joined(expressions, "\n");
   for (const auto& [f, e] : field_expressions) key += "\n" + f + "=" + e;
   for (const auto& [f, c] : field_columns) key += "\n" + f + "@" + std::to_string(c);
-  const auto build = [&](const nn::Network& net, Var points) {
+  const auto build = [&](const ModelGraph& net, Var points) {
     const std::vector<equations::Equation> eqs = equations::parse_all(expressions, ctx);
     for (std::size_t e = 0; e < eqs.size(); ++e)
       for (const auto& [field, needs] : equations::analyze(eqs[e], ctx).fields) {
@@ -726,17 +968,19 @@ MatrixD Problem::evaluate_expressions_given(
     broadcast_rows(out, at.rows());
     return out;
   };
-  Program& p = program(key, at.rows(), value_columns, build);
+  Program& p = program(key, at, value_columns, build);
   const MatrixD values = field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1);
   run(p, theta, at, &values);
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = p.exe->output(e).col(0);
+    result.col(static_cast<Eigen::Index>(e)) = output(p, e).col(0);
   return result;
 }
 
 Bindings Problem::resample(std::uint64_t seed) const {
   Bindings out = sample(seed, /*with_data=*/false);
+  arrange(out);
+  sample_interfaces(seed, out);
   add_distances(out);
   return out;
 }
@@ -761,12 +1005,12 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   const MatrixD pool =
       geometry::sample_interior(*m.domain, static_cast<std::size_t>(pool_size), o).points;
   const MatrixD mine = global ? rank_share(pool, 1) : pool;
-  Program& p = program("candidates\n" + std::to_string(mine.rows()), mine.rows(), 0,
-                       [&](const nn::Network& net, Var at) {
+  Program& p = program("candidates\n" + std::to_string(mine.rows()), mine, 0,
+                       [&](const ModelGraph& net, Var at) {
                          return lower_at(net, at, {equations::parse(m.equations[0], m.context)});
                        });
   run(p, theta, mine);
-  MatrixD r = p.exe->output(0).abs().pow(k);
+  MatrixD r = output(p, 0).abs().pow(k);
   if (global && mine.rows() != pool.rows()) {
     const std::vector<double> all =
         communicator_->allgather({r.data(), static_cast<std::size_t>(r.size())});
@@ -793,6 +1037,7 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   for (Eigen::Index i = 0; i < n; ++i)
     picked.row(i) = pool.row(chosen[static_cast<std::size_t>(i)]);
   Bindings out{{kInterior, global ? rank_share(picked, spec_.pinn.time_chunks) : picked}};
+  arrange(out);
   add_distances(out);
   return out;
 }

@@ -34,6 +34,7 @@
 #include "equations/parser.h"
 #include "nn/network.h"
 #include "solvers/communicator.h"
+#include "solvers/model.h"
 #include "solvers/objective.h"
 #include "solvers/spec.h"
 
@@ -55,7 +56,8 @@ class Problem {
   ~Problem();
 
   Objective& objective() { return *objective_; }
-  const nn::Network& network() const { return *network_; }
+  // The fields' model: one network, or a decomposition into subdomain networks.
+  const Model& model() const { return *model_; }
   const ProblemSpec& spec() const { return spec_; }
   const Mathematics& math() const { return spec_.math; }
   const Communicator& communicator() const { return *communicator_; }
@@ -111,9 +113,12 @@ class Problem {
     std::unique_ptr<compiler::Executable> exe;
     bool values = false;       // has the input "values"
     DistanceCaches distances;  // its points' mesh distances, last time
+    // This call's points: the original row of each row of "points" (grouped by region for a
+    // decomposed model; the program's layout is part of its key).
+    std::vector<Eigen::Index> order;
   };
-  // The outputs of a program from its graph's network and points input.
-  using ProgramBuilder = std::function<std::vector<Var>(const nn::Network&, Var points)>;
+  // The outputs of a program from its graph's model and points input.
+  using ProgramBuilder = std::function<std::vector<Var>(const ModelGraph&, Var points)>;
 
   // The constructor's stages, in order.
   // Everything checkable before sampling: the mathematics, then the PINN's options.
@@ -133,10 +138,10 @@ class Problem {
   void build_objective(std::vector<LossTerm> terms, Bindings points);
 
   // The fields at the points of input `at`, [n, fields], from `net`, hard constraints applied.
-  Var fields_at(const nn::Network& net, Var at) const;
+  Var fields_at(const ModelGraph& net, Var at) const;
   // Expressions of those fields at `at` (with `normal` as n when given), through their own
   // Taylor plan: a residual, a condition's expression, an evaluated quantity.
-  std::vector<Var> lower_at(const nn::Network& net, Var at,
+  std::vector<Var> lower_at(const ModelGraph& net, Var at,
                             const std::vector<equations::Equation>& eqs, Var normal = {}) const;
   // This rank's interior points: drawn (draw_interior), then its share of them with global points.
   MatrixD interior_points(std::uint64_t seed) const;
@@ -160,20 +165,46 @@ class Problem {
   // distance_bindings of every point set in `points` (inputs of the training graph), added to it.
   void add_distances(Bindings& points) const;
   std::string mesh_tag(std::size_t field) const;  // the tag of its mesh distance's given leaf
-  // The cached program for `key`, built by `build` on a fresh graph for `rows` points when not
-  // cached (then the least recently used one is dropped when the cache is full).
-  Program& program(const std::string& key, Eigen::Index rows, Eigen::Index value_columns,
+  // The cached program for `key` and the layout of `points`, built by `build` on a fresh graph
+  // when not cached (then the least recently used one is dropped when the cache is full); its
+  // `order` set for these points.
+  Program& program(const std::string& key, const MatrixD& points, Eigen::Index value_columns,
                    const ProgramBuilder& build);
-  // Binds theta and `points` (with their mesh distances) and `values` to `p` and runs it.
+  // Binds theta and `points` (with their mesh distances) and `values` to `p` and runs it (rows
+  // in p.order).
   void run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,
            const MatrixD* values = nullptr) const;
+  // Output `i` of the last run, rows back in the points' order.
+  MatrixD output(const Program& p, std::size_t i) const;
+  // Every point set of `points` grouped by region (its rows and those of its normals, values,
+  // upper points moved together), to the counts per region of the first arrangement
+  // (quotas_): the graph's shapes and layouts stay. A region short of points this time keeps
+  // rows of the last arrangement for the rest. Nothing for one network.
+  void arrange(Bindings& points) const;
+  // With several ranks and at least as many subdomain cells: the interior points of all ranks
+  // pooled, each rank keeping those in its own cells (Model::owner); rows then differ between
+  // ranks, which the objective's shares weight. The conditions' points stay as drawn.
+  void own_interior(Bindings& points) const;
+  // xpinn: each interface's points, drawn on its face inside the domain with `seed`, bound to
+  // "interface<k>_a" and "_b" (the same points, seen from either side's network).
+  void sample_interfaces(std::uint64_t seed, Bindings& out) const;
+  // xpinn: the continuity terms over all interfaces (solution, flux, residual), with weights.
+  void interface_terms(const Bindings& points, std::vector<LossTerm>& terms);
 
   ProblemSpec spec_;
   const Communicator* communicator_;
   nn::NetworkSpec network_spec_;  // spec_.pinn.network with the inputs and outputs set
   std::unique_ptr<Graph> graph_;
-  std::unique_ptr<nn::Network> network_;
-  std::vector<std::string> pde_params_;                  // trainable constants, by name
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<ModelGraph> model_graph_;  // the model on graph_, with the point sets' layouts
+  // Per point set (interior, condition<k>): the regions of its rows (of its points and upper
+  // points) and how many rows each, in order; and the last arrangement (arrange()).
+  using RegionKey = std::vector<Region>;
+  mutable std::map<std::string, std::vector<std::pair<RegionKey, Eigen::Index>>> quotas_;
+  mutable std::map<std::string, Bindings> arranged_;
+  mutable std::vector<std::size_t>
+      interfaces_;                       // xpinn: the model's interfaces with points in the domain
+  std::vector<std::string> pde_params_;  // trainable constants, by name
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
   std::vector<std::string> hard_mesh_piece_;  // per field: the STL piece's predicate ("": all)
   std::vector<double> term_weights_;          // per loss term, from the spec

@@ -73,6 +73,8 @@ class FieldSource {
                            const std::vector<std::string>& expressions) const = 0;
   // The equations' residuals, (array name, expression for evaluate()): "residual_pde", ...
   virtual std::vector<std::pair<std::string, std::string>> residuals() const { return {}; }
+  // The model behind the fields when they come from one (its subdomains: io's .vtm pieces).
+  virtual const Model* model() const { return nullptr; }
 
   // The arrays on a grid (GridFields). UserError for fewer than 2 points on an axis, or an
   // expression that does not parse.
@@ -99,6 +101,7 @@ class Solution : public FieldSource {
   MatrixD evaluate(const MatrixD& points,
                    const std::vector<std::string>& expressions) const override;
   std::vector<std::pair<std::string, std::string>> residuals() const override;
+  const Model* model() const override { return &problem_->model(); }
 
   Problem& problem() const { return *problem_; }
   const Eigen::VectorXd& theta() const { return theta_; }

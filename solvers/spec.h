@@ -39,6 +39,7 @@
 
 #include <Eigen/Core>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -204,8 +205,27 @@ struct ConditionOptions {
 enum class RankPoints { local, global };
 const options::EnumTable<RankPoints>& rank_points_names();
 
+// Domain decomposition (solvers/model.h): none is one network over the whole domain.
+// decomposition_method_names(): solvers/model.h.
+enum class DecompositionMethod { none, fbpinn, xpinn };
+
+struct Decomposition {
+  DecompositionMethod method = DecompositionMethod::none;
+  bool automatic = false;       // the grid chosen from the rank count and the domain's extent
+  std::vector<int> subdomains;  // per coordinate (coordinate order); missing trailing ones: 1
+  double overlap = 0.3;         // fbpinn: how far boxes reach into their neighbours, of a width
+  double output_scale = 1.0;    // every subdomain network's output times this
+  std::optional<nn::NetworkSpec> network;  // the subdomains' network; default PinnOptions'
+  // xpinn: points on each interface (a face two cells share), and the weights of the
+  // continuity terms over all interfaces: solution (u_a - u_b), flux (the normal derivative's
+  // jump) and residual (the equations' residuals' jump).
+  int interface_points = 256;
+  double solution_weight = 1, flux_weight = 1, residual_weight = 1;
+};
+
 struct PinnOptions {
   nn::NetworkSpec network;  // inputs and outputs are set from the context
+  Decomposition decomposition;
   int interior_points = 2048;
   std::vector<double> equation_weights;  // optional, one per equation (default 1)
   // Optional (empty: the defaults for every condition), else one per Mathematics::conditions.

@@ -82,11 +82,12 @@ TEST(Config, OverridesWithSet) {
   // An override is checked like the file, without a line.
   expect_user_error([] { from(kBurgers, {"seed=abc"}); },
                     "test.yaml: seed: 'abc' is not an integer");
-  expect_user_error([] { from(kBurgers, {"netwrok.hidden=[1]"}); },
-                    "test.yaml: netwrok: unknown key (known here: name, seed, precision, device, "
-                    "require_device, threads, geometry, fields, constants, parameters, "
-                    "definitions, equations, conditions, hard_constraints, network, sampling, "
-                    "parallel, training, reference, output)");
+  expect_user_error(
+      [] { from(kBurgers, {"netwrok.hidden=[1]"}); },
+      "test.yaml: netwrok: unknown key (known here: name, seed, precision, device, "
+      "require_device, threads, geometry, fields, constants, parameters, "
+      "definitions, equations, conditions, hard_constraints, network, decomposition, sampling, "
+      "parallel, training, reference, output)");
 }
 
 TEST(Config, MalformedYamlNamesTheLine) {

@@ -1,0 +1,399 @@
+#include "solvers/model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <numeric>
+
+#include "autodiff/errors.h"
+#include "autodiff/ops.h"
+#include "nn/detail/names.h"
+#include "solvers/communicator.h"
+
+namespace jetpde::solvers {
+namespace {
+
+constexpr std::array<options::EnumName<DecompositionMethod>, 3> kMethods{{
+    {DecompositionMethod::none, "none", "one network", nullptr, false},
+    {DecompositionMethod::fbpinn, "fbpinn",
+     "overlapping boxes, the solution the window-weighted sum of their networks (FBPINN)"},
+    {DecompositionMethod::xpinn, "xpinn",
+     "boxes without overlap, one network each, tied by interface terms (XPINN)"},
+}};
+
+std::string number(double x) { return nn::detail::short_number(x, 6); }
+
+// Network j's parameter names start with this (then the spec's own prefix): unique per network,
+// so theta, checkpoints and initial_theta take them as they take one network's.
+std::string subdomain_prefix(std::size_t j) { return "sd" + std::to_string(j) + "_"; }
+
+std::string grid_text(const std::vector<int>& grid) {
+  std::string out;
+  for (int n : grid) out += (out.empty() ? "" : " x ") + std::to_string(n);
+  return out;
+}
+
+}  // namespace
+
+const options::EnumTable<DecompositionMethod>& decomposition_method_names() {
+  static constexpr options::EnumTable<DecompositionMethod> table("decomposition.method", kMethods);
+  return table;
+}
+
+std::string layout_key(const RowLayout& layout) {
+  std::string out;
+  for (const RowBlock& b : layout) {
+    std::string r;
+    for (int j : b.region) r += (r.empty() ? "" : ",") + std::to_string(j);
+    out += (out.empty() ? "" : ";") + r + ":" + std::to_string(b.count);
+  }
+  return out;
+}
+
+std::vector<int> automatic_grid(const geometry::Bounds& bounds, int ranks) {
+  // At least 4 subdomains (fewer gains little over one network), a whole number per rank.
+  ranks = std::max(ranks, 1);
+  int total = ranks * ((4 + ranks - 1) / ranks);
+  std::vector<int> factors;  // prime factors, largest first
+  for (int p = 2; total > 1; ++p)
+    while (total % p == 0) {
+      factors.push_back(p);
+      total /= p;
+    }
+  std::reverse(factors.begin(), factors.end());
+  std::vector<int> grid(static_cast<std::size_t>(bounds.dim()), 1);
+  for (int p : factors) {
+    // The axis whose boxes are the widest so far gets the cut.
+    std::size_t best = 0;
+    for (std::size_t a = 1; a < grid.size(); ++a)
+      if ((bounds.hi[a] - bounds.lo[a]) / grid[a] >
+          (bounds.hi[best] - bounds.lo[best]) / grid[best])
+        best = a;
+    grid[best] *= p;
+  }
+  return grid;
+}
+
+Model::Model(const nn::NetworkSpec& network, const Decomposition& d, const geometry::Bounds& bounds,
+             int ranks)
+    : method_(d.method), overlap_(d.overlap), scale_(d.output_scale), bounds_(bounds) {
+  const std::size_t dim = static_cast<std::size_t>(bounds.dim());
+  if (!decomposed()) {
+    specs_.push_back(network);
+    grid_.assign(dim, 1);
+    boxes_ = cells_ = {bounds};
+    return;
+  }
+  if (method_ == DecompositionMethod::xpinn) overlap_ = 0;
+  if (method_ == DecompositionMethod::xpinn) {
+    if (d.interface_points < 1)
+      throw UserError("decomposition.interface.points: must be at least 1, got " +
+                      std::to_string(d.interface_points));
+  } else if (!(overlap_ > 0) || !(overlap_ < 1))
+    throw UserError("decomposition.overlap: " + number(overlap_) +
+                    " is not in (0, 1): neighbouring boxes must overlap (an FBPINN's windows "
+                    "need it) by less than a box's width");
+  if (!(scale_ > 0) || !std::isfinite(scale_))
+    throw UserError("decomposition.output_scale: must be a positive number, got " + number(scale_));
+  if (d.automatic) {
+    grid_ = automatic_grid(bounds, ranks);
+  } else {
+    if (d.subdomains.empty() || d.subdomains.size() > dim)
+      throw UserError("decomposition.subdomains: give 1 to " + std::to_string(dim) +
+                      " counts (one per coordinate, in coordinate order), got " +
+                      std::to_string(d.subdomains.size()));
+    grid_ = d.subdomains;
+    grid_.resize(dim, 1);
+    for (std::size_t a = 0; a < dim; ++a)
+      if (grid_[a] < 1)
+        throw UserError("decomposition.subdomains[" + std::to_string(a) +
+                        "]: must be at least 1, got " + std::to_string(grid_[a]));
+  }
+  std::size_t total = 1;
+  for (int n : grid_) total *= static_cast<std::size_t>(n);
+  if (total > 4096)
+    throw UserError("decomposition.subdomains: " + grid_text(grid_) + " is " +
+                    std::to_string(total) + " subdomains, more than the 4096 supported");
+  nn::NetworkSpec base = d.network ? *d.network : network;
+  base.inputs = network.inputs;
+  base.outputs = network.outputs;
+  // Subdomain j's axis indices: axis 0 fastest.
+  for (std::size_t j = 0; j < total; ++j) {
+    geometry::Bounds cell{std::vector<double>(dim), std::vector<double>(dim)};
+    geometry::Bounds box = cell;
+    std::size_t rest = j;
+    for (std::size_t a = 0; a < dim; ++a) {
+      const auto n = static_cast<std::size_t>(grid_[a]);
+      const std::size_t k = rest % n;
+      rest /= n;
+      const double h = (bounds.hi[a] - bounds.lo[a]) / static_cast<double>(n);
+      cell.lo[a] = bounds.lo[a] + h * static_cast<double>(k);
+      cell.hi[a] = k + 1 == n ? bounds.hi[a] : cell.lo[a] + h;
+      // Every box reaches overlap/2 of a width past its cell on both sides, the outer ones past
+      // the bounding box too: a point of the domain is then strictly inside some box. An axis of
+      // one box still gets the margin, so that faces of the domain are inside.
+      box.lo[a] = cell.lo[a] - 0.5 * overlap_ * h;
+      box.hi[a] = cell.hi[a] + 0.5 * overlap_ * h;
+    }
+    nn::NetworkSpec s = base;
+    s.prefix = subdomain_prefix(j) + base.prefix;
+    s.normalization = nn::InputNormalization{box.lo, box.hi};  // the box to [-1, 1]
+    s.fourier.seed = base.fourier.seed + j;
+    cells_.push_back(std::move(cell));
+    boxes_.push_back(std::move(box));
+    specs_.push_back(std::move(s));
+  }
+  if (method_ != DecompositionMethod::xpinn) return;
+  // Each cell's faces towards its upper neighbour along each axis (axis 0 fastest: the
+  // neighbour's index is j + stride).
+  std::size_t stride = 1;
+  for (std::size_t a = 0; a < dim; ++a) {
+    const auto n = static_cast<std::size_t>(grid_[a]);
+    for (std::size_t j = 0; j < total; ++j)
+      if ((j / stride) % n + 1 < n) {
+        geometry::Bounds face = cells_[j];
+        face.lo[a] = face.hi[a];
+        interfaces_.push_back({.a = static_cast<int>(j),
+                               .b = static_cast<int>(j + stride),
+                               .axis = static_cast<int>(a),
+                               .face = std::move(face)});
+      }
+    stride *= n;
+  }
+}
+
+std::string Model::describe() const {
+  const nn::NetworkSpec& s = specs_.front();
+  std::string hidden;
+  for (int h : s.hidden) hidden += (hidden.empty() ? "" : " x ") + std::to_string(h);
+  if (!decomposed()) return "one network, hidden " + hidden;
+  return std::string(decomposition_method_names().name(method_)) + " " + grid_text(grid_) +
+         " subdomains" +
+         (method_ == DecompositionMethod::fbpinn ? " (overlap " + number(overlap_) + ")" : "") +
+         ", one network each, hidden " + hidden;
+}
+
+ModelGraph Model::build(Graph& graph) const {
+  ModelGraph m;
+  m.model_ = this;
+  try {
+    for (const nn::NetworkSpec& s : specs_)
+      m.networks_.push_back(std::make_unique<nn::Network>(graph, s));
+  } catch (const UserError& e) {
+    throw UserError(std::string(decomposed() ? "decomposition.network: " : "") + e.what());
+  }
+  return m;
+}
+
+int Model::cell_of(const double* point) const {
+  int j = 0, stride = 1;
+  for (std::size_t a = 0; a < grid_.size(); ++a) {
+    const double h = (bounds_.hi[a] - bounds_.lo[a]) / grid_[a];
+    const int k =
+        std::clamp(static_cast<int>(std::floor((point[a] - bounds_.lo[a]) / h)), 0, grid_[a] - 1);
+    j += k * stride;
+    stride *= grid_[a];
+  }
+  return j;
+}
+
+int Model::owner(int cell, int cells, int ranks) {
+  for (int r = 0; r < ranks; ++r) {
+    const Share s = share_of(cells, r, ranks);
+    if (cell < s.first + s.count) return r;
+  }
+  return ranks - 1;
+}
+
+Region Model::region_of(const double* point) const {
+  if (method_ == DecompositionMethod::xpinn) return {cell_of(point)};  // its own cell alone
+  Region out;
+  for (std::size_t j = 0; j < boxes_.size(); ++j) {
+    const geometry::Bounds& b = boxes_[j];
+    bool inside = true;
+    for (std::size_t a = 0; a < b.lo.size() && inside; ++a)
+      inside = point[a] > b.lo[a] && point[a] < b.hi[a];
+    if (inside) out.push_back(static_cast<int>(j));
+  }
+  return out;
+}
+
+RowLayout Model::arrange(const MatrixD& points, std::vector<Eigen::Index>& order,
+                         const std::string& what) const {
+  order.resize(static_cast<std::size_t>(points.rows()));
+  std::iota(order.begin(), order.end(), 0);
+  if (!decomposed()) return {{.region = {0}, .first = 0, .count = points.rows()}};
+  // Eigen is column-major: a row's coordinates are copied out once.
+  std::vector<Region> regions(static_cast<std::size_t>(points.rows()));
+  std::vector<double> p(static_cast<std::size_t>(points.cols()));
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    for (Eigen::Index a = 0; a < points.cols(); ++a) p[static_cast<std::size_t>(a)] = points(i, a);
+    Region r = region_of(p.data());
+    if (r.empty()) {
+      std::string at;
+      for (double x : p) at += (at.empty() ? "" : ", ") + number(x);
+      throw UserError(what + ": point " + std::to_string(i + 1) + " (" + at +
+                      ") is outside every subdomain (the bounding box and its overlap)");
+    }
+    regions[static_cast<std::size_t>(i)] = std::move(r);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
+    return regions[static_cast<std::size_t>(a)] < regions[static_cast<std::size_t>(b)];
+  });
+  RowLayout layout;
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    const Region& r = regions[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
+    if (layout.empty() || layout.back().region != r)
+      layout.push_back({.region = r, .first = i, .count = 0});
+    ++layout.back().count;
+  }
+  return layout;
+}
+
+Var Model::window(int j, Var at) const {
+  const geometry::Bounds& b = boxes_[static_cast<std::size_t>(j)];
+  Var v;
+  for (std::size_t a = 0; a < grid_.size(); ++a) {
+    if (grid_[a] == 1) continue;  // the same factor in every box: it cancels
+    const double mu = 0.5 * (b.lo[a] + b.hi[a]), sigma = 0.5 * (b.hi[a] - b.lo[a]);
+    const Var s = (col(at, static_cast<std::int64_t>(a)) - mu) * (std::numbers::pi / sigma);
+    const Var f = square((1.0 + cos(s)) * 0.5);
+    v = (v.graph != nullptr) ? v * f : f;
+  }
+  if (!(v.graph != nullptr)) v = zeros(*at.graph, {at.shape().rows, 1}, at.dtype()) + 1.0;
+  return v;
+}
+
+Var Model::region_fields(const ModelGraph& m, Var at, const Region& region) const {
+  const auto net = [&](int j) {
+    const Var y = (*m.networks_[static_cast<std::size_t>(j)])(at);
+    return scale_ == 1 ? y : y * scale_;
+  };
+  // One box: its window is 1 after normalization.
+  if (region.size() == 1) return net(region[0]);
+  Var sum, weights;
+  for (int j : region) {
+    const Var v = window(j, at);
+    sum = (sum.graph != nullptr) ? sum + v * net(j) : v * net(j);
+    weights = (weights.graph != nullptr) ? weights + v : v;
+  }
+  return sum / weights;
+}
+
+Var ModelGraph::fields(Var at, const RowLayout& layout) const {
+  // No rows: any network gives the right (empty) shape.
+  if (!model_->decomposed() || at.shape().rows == 0) return (*networks_.front())(at);
+  if (layout.empty()) throw InternalError("ModelGraph::fields: a decomposed model needs a layout");
+  Eigen::Index rows = 0;
+  for (const RowBlock& b : layout) rows += b.count;
+  if (rows != at.shape().rows)
+    throw InternalError("ModelGraph::fields: the layout has " + std::to_string(rows) +
+                        " rows, the points " + std::to_string(at.shape().rows));
+  if (layout.size() == 1) return model_->region_fields(*this, at, layout[0].region);
+  // Each network once, on the rows of all the blocks its box covers (one MLP in the graph per
+  // network, not one per region: a smaller graph to differentiate and compile), then each
+  // block's share of its output.
+  std::vector<Var> blocks;
+  for (const RowBlock& b : layout) blocks.push_back(slice_rows(at, b.first, b.count));
+  const std::size_t boxes = networks_.size();
+  std::vector<Var> outputs(boxes);
+  std::vector<std::vector<Eigen::Index>> offset(boxes, std::vector<Eigen::Index>(layout.size(), 0));
+  for (std::size_t j = 0; j < boxes; ++j) {
+    std::vector<Var> mine;
+    Eigen::Index at_row = 0;
+    for (std::size_t k = 0; k < layout.size(); ++k)
+      if (std::binary_search(layout[k].region.begin(), layout[k].region.end(),
+                             static_cast<int>(j))) {
+        offset[j][k] = at_row;
+        at_row += layout[k].count;
+        mine.push_back(blocks[k]);
+      }
+    if (mine.empty()) continue;
+    const Var y = (*networks_[j])(mine.size() == 1 ? mine[0] : concat_rows(mine));
+    outputs[j] = model_->scale_ == 1 ? y : y * model_->scale_;
+  }
+  std::vector<Var> parts;
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    const RowBlock& b = layout[k];
+    const auto share = [&](int j) {
+      const Var y = outputs[static_cast<std::size_t>(j)];
+      return y.shape().rows == b.count
+                 ? y
+                 : slice_rows(y, offset[static_cast<std::size_t>(j)][k], b.count);
+    };
+    if (b.region.size() == 1) {
+      parts.push_back(share(b.region[0]));
+      continue;
+    }
+    Var sum, weights;
+    for (int j : b.region) {
+      const Var v = model_->window(j, blocks[k]);
+      sum = sum.graph != nullptr ? sum + v * share(j) : v * share(j);
+      weights = weights.graph != nullptr ? weights + v : v;
+    }
+    parts.push_back(sum / weights);
+  }
+  return concat_rows(parts);
+}
+
+Var ModelGraph::fields(Var at) const {
+  if (!model_->decomposed()) return (*networks_.front())(at);
+  const auto it = layouts.find(at.node().attrs.name);
+  if (at.op() != Op::Input || it == layouts.end())
+    throw InternalError("ModelGraph::fields: no layout for the points '" + at.node().attrs.name +
+                        "'");
+  return fields(at, it->second);
+}
+
+std::vector<Var> ModelGraph::params() const {
+  std::vector<Var> out;
+  for (const auto& n : networks_)
+    for (const Var& p : n->params()) out.push_back(p);
+  return out;
+}
+
+Bindings ModelGraph::init(std::uint64_t seed) const {
+  Bindings out;
+  for (std::size_t j = 0; j < networks_.size(); ++j)
+    for (auto& [name, value] : networks_[j]->init(seed + 7919 * j)) out[name] = std::move(value);
+  return out;
+}
+
+MatrixD Model::windows(const MatrixD& points) const {
+  MatrixD out = MatrixD::Zero(points.rows(), static_cast<Eigen::Index>(boxes_.size()));
+  std::vector<Eigen::Index> order;
+  const RowLayout layout = arrange(points, order, "windows");
+  Graph g(DType::f64);
+  const Var at = g.input("points", {points.rows(), points.cols()});
+  std::vector<Var> outputs;
+  std::vector<std::pair<const RowBlock*, int>> where;
+  for (const RowBlock& b : layout) {
+    const Var block = slice_rows(at, b.first, b.count);
+    Var total;
+    std::vector<Var> v;
+    for (int j : b.region) {
+      v.push_back(b.region.size() == 1 ? zeros(g, {b.count, 1}, DType::f64) + 1.0
+                                       : window(j, block));
+      total = (total.graph != nullptr) ? total + v.back() : v.back();
+    }
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      outputs.push_back(v[k] / total);
+      where.push_back({&b, b.region[k]});
+    }
+  }
+  MatrixD arranged(points.rows(), points.cols());
+  for (Eigen::Index i = 0; i < points.rows(); ++i)
+    arranged.row(i) = points.row(order[static_cast<std::size_t>(i)]);
+  const std::vector<MatrixD> values = evaluate(outputs, {{"points", arranged}});
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const RowBlock& b = *where[o].first;
+    for (Eigen::Index i = 0; i < b.count; ++i)
+      out(order[static_cast<std::size_t>(b.first + i)], where[o].second) =
+          values[o](values[o].rows() == 1 ? 0 : i, 0);
+  }
+  return out;
+}
+
+}  // namespace jetpde::solvers
