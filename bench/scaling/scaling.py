@@ -36,8 +36,8 @@ The model (one Adam step = one evaluation of the objective; solvers/objective.cp
   decomposed     (a config with `decomposition:`; weak scaling, one subdomain network of the
                  bench's size per rank, so S = N networks of p parameters, the points per rank
                  fixed, each point costing what it costs with one network: overlaps ignored)
-                 as built (docs/design.md section 9): every rank holds every subdomain's network
-                 and its share of the points; the gradient allreduce carries all of them,
+                 as built (docs/design.md section 9): each rank trains on its own subdomains'
+                 points but holds every subdomain's network; the gradient allreduce carries all,
                  T(N, 8 (1 + slots + S p)): the message grows with the rank count.
                  neighbour exchange (designed, not built): each rank holds its own networks and
                  exchanges, per neighbouring subdomain, the values at the interface/overlap points,
