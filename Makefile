@@ -103,7 +103,7 @@ format-check: bootstrap
 	@bash scripts/format.sh --check
 
 # The benchmarks and their peers in one run (bench/run.sh; BENCH_WORKLOADS, BENCH_REPS,
-# BENCH_THREADS, BENCH_PEERS=0, BENCH_ARGS).
+# BENCH_THREADS, BENCH_PEERS=0, BENCH_ARGS; BENCH_SCALING=0 skips the MPI scaling run).
 bench: build
 	BUILD_DIR="$(BUILD_DIR)" bash bench/run.sh
 

@@ -12,6 +12,8 @@
 #   BENCH_ACCURACY=0 no accuracy runs (jetpde_accuracy: the PINN solvers' cases, full budgets)
 #   BENCH_OPENMP=0   no jetpde_threads_bench (1 and 2 threads, a competing process, wait policies,
 #                    kernel parallel thresholds; BENCH_OPENMP_ARGS: its options)
+#   BENCH_SCALING=0  no bench/scaling/scaling.py (MPI strong and weak scaling at 1, 2, 4 ranks and
+#                    the communication model; BENCH_SCALING_ARGS: its options)
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -23,6 +25,8 @@ BENCH_BF16=${BENCH_BF16:-1}
 BENCH_ACCURACY=${BENCH_ACCURACY:-1}
 BENCH_OPENMP=${BENCH_OPENMP:-1}
 BENCH_OPENMP_ARGS=${BENCH_OPENMP_ARGS:-}
+BENCH_SCALING=${BENCH_SCALING:-1}
+BENCH_SCALING_ARGS=${BENCH_SCALING_ARGS:-}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -72,6 +76,16 @@ if [ "${BENCH_OPENMP}" != 0 ]; then
   $run ${BUILD_DIR}/bench/threads/jetpde_threads_bench ${BENCH_OPENMP_ARGS} | \
     tee "$out/threads.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || failed="$failed jetpde_threads_bench"
+fi
+if [ "${BENCH_SCALING}" != 0 ]; then
+  # MPI data parallelism (bench/README.md, "Scaling (MPI)"); results in $out/scaling/scaling.json.
+  if [ -x "${BUILD_DIR}/bench/scaling/jetpde_mpi_pingpong" ] && command -v mpirun >/dev/null; then
+    echo; echo "== scaling: python3 bench/scaling/scaling.py --build-dir ${BUILD_DIR} ${BENCH_SCALING_ARGS}"
+    $run python3 bench/scaling/scaling.py --build-dir "${BUILD_DIR}" ${BENCH_SCALING_ARGS} || \
+      failed="$failed scaling.py"
+  else
+    echo; echo "== scaling: skipped, this build has no MPI (mpirun and jetpde_mpi_pingpong)"
+  fi
 fi
 if [ "${BENCH_ACCURACY}" != 0 ]; then
   echo; echo "== accuracy: ${BUILD_DIR}/bench/accuracy/jetpde_accuracy --data ${BENCH_SHARED}/../data --json $out/accuracy.json"
