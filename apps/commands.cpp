@@ -1,10 +1,12 @@
 #include "apps/commands.h"
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -100,26 +102,49 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
   io::write_text_atomically(out, s.str());
 }
 
-// SIGTERM (what SLURM and PBS send before a kill) and SIGINT (Ctrl-C): the first sets the flag
-// the trainer polls after every step, and puts the default action back, so that a second signal
-// (during the final writes, say) ends the process at once.
+// SIGTERM (what SLURM and PBS send before a kill, and mpirun passes on to its ranks) and SIGINT
+// (Ctrl-C). They are blocked in every thread from the start of main (block_stop_signals; threads
+// inherit the mask) and taken by one thread of their own with sigwait: a signal handler running
+// on a computing thread is not safe here, since oneDNN's JIT fp32 GEMM kernels point the stack
+// pointer into the heap while they run, and the kernel would push the handler's frame over heap
+// memory (oneDNN issue #4845, fixed after the 2.6 Debian ships: it corrupted the heap in about a
+// fifth of SIGTERMs to fp32 runs). During `run` the first signal sets the flag the trainer polls
+// after every step; otherwise, or at the second, the signal takes its default action at once.
 volatile std::sig_atomic_t g_stop_signal = 0;
+std::atomic<bool> g_graceful_stop{false};
 
-extern "C" void on_stop_signal(int signo) {
-  g_stop_signal = signo;
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigaction(SIGTERM, &dfl, nullptr);
-  sigaction(SIGINT, &dfl, nullptr);
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
 }
 
-void catch_stop_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
+void catch_stop_signals() { g_graceful_stop = true; }
+
+}  // namespace
+
+void block_stop_signals() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    for (;;) {
+      int signo = 0;
+      if (sigwait(&set, &signo) != 0) continue;
+      if (g_graceful_stop && g_stop_signal == 0) {
+        g_stop_signal = signo;
+        continue;
+      }
+      // The default action (the process ends), from this thread, the one that takes it.
+      std::signal(signo, SIG_DFL);
+      pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+      std::raise(signo);
+    }
+  }).detach();
 }
+
+namespace {
 
 // The exit status of a run (apps/README.md lists them).
 int exit_status(solvers::TrainResult::Status status) {

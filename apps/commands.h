@@ -20,6 +20,11 @@ struct RunArgs {
   std::string progress;  // --progress MODE (output.progress)
   int threads = -1;      // --threads N (threads)
 };
+// SIGTERM and SIGINT blocked in this thread and every thread started after it, and taken by a
+// thread of their own (commands.cpp says why): call first in main. `run` then stops cleanly at
+// the first (after the current step); elsewhere, and at the second, they end the process.
+void block_stop_signals();
+
 // With several ranks (mpirun) every rank trains its share; rank 0 writes and prints.
 int run(const RunArgs& args, const solvers::Communicator& comm = solvers::serial_communicator());
 

@@ -62,6 +62,7 @@ int fail(const jetpde::solvers::MpiSession* mpi, int code, const char* kind, con
 
 int main(int argc, char** argv) {
   using namespace jetpde::app;
+  block_stop_signals();  // before any thread (MPI's, OpenMP's) starts
   CLI::App app{"jetpde " JETPDE_VERSION ": physics-informed neural networks for PDEs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("jetpde ") + JETPDE_VERSION);

@@ -85,11 +85,12 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
 
 // The config less what does not change the numbers (the output section: where and how often to
 // write, how to show progress; the thread count: a resumed run may use others, at the price of
-// bit-for-bit equality), as text.
+// bit-for-bit equality; the time budget: a batch job's next part has a limit of its own), as text.
 std::string computed_part(const std::string& resolved) {
   YAML::Node c = YAML::Load(resolved);
   c.remove("output");
   c.remove("threads");
+  if (c["training"] && c["training"].IsMap()) c["training"].remove("max_time");
   return dump(c);
 }
 

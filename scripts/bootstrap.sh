@@ -32,6 +32,8 @@ debian_packages=(
   # make test: the format check, and the fuzzers (clang's libFuzzer runtime; llvm-symbolizer for
   # their stack traces)
   clang-format clang libclang-rt-dev llvm
+  # make test: the batch scripts' check (examples/cluster)
+  shellcheck
 )
 # import name -> pip name -> Debian package
 python_modules=(pybind11 pytest numpy)

@@ -323,6 +323,10 @@ TEST_F(Cli, TimeBudgetAndTargetErrorStopEarly) {
   EXPECT_LT(stopped.state.step, 1000000);
   EXPECT_NE(read_text(out + "/summary.json").find("\"status\": \"time_limit\""), std::string::npos);
   EXPECT_TRUE(fs::exists(out + "/fields.h5"));
+  // The next part of a batch job resumes with a budget of its own (max_time may change).
+  r = jetpde("run " + (dir_ / "budget.yaml").string() + " --set training.max_time=2 --resume");
+  EXPECT_EQ(r.status, 4) << r.text;
+  EXPECT_GT(io::read_checkpoint(out + "/checkpoint.h5").state.step, stopped.state.step);
 
   const std::string target = (dir_ / "target").string();
   r = jetpde("run " + write("target.yaml", poisson(4000, target)) +
