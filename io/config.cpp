@@ -172,6 +172,33 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
 
 }  // namespace
 
+const options::Declaration<SolverOptions>& solver_options() {
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  static const options::Declaration<SolverOptions> d = [] {
+    options::Declaration<SolverOptions> d;
+    d.add(options::choice("type", {"pinn", "petsc"}, "pinn",
+                          "`pinn`: train the network; `petsc`: finite differences on a PETSc DMDA "
+                          "(boxes only; SNES, or TS for a time coordinate), written as a run."),
+          &SolverOptions::type);
+    d.add(at_least(3, key("grid", T::integers, "[65]",
+                          "petsc: points per spatial axis, ends included (a periodic axis: n "
+                          "points, the upper end being the lower); one value: every axis.")),
+          &SolverOptions::grid);
+    d.add(key("options", T::string, "",
+              "petsc: PETSc options (`-snes_monitor -ksp_type gmres`); PETSC_OPTIONS from the "
+              "environment comes after them."),
+          &SolverOptions::options);
+    d.add(at_least(0, key("time_step", T::number, "0",
+                          "petsc, time-dependent: the time step (0: the smallest grid spacing, "
+                          "at most the interval between output.time_steps levels).")),
+          &SolverOptions::time_step);
+    return d;
+  }();
+  return d;
+}
+
 const options::Declaration<OutputOptions>& output_options() {
   using options::at_least;
   using options::key;
@@ -613,6 +640,15 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
            "needs reference.every > 0 (the error is only measured at the end otherwise)");
 }
 
+void build_solver(const Reader& r, const YAML::Node& n, RunConfig& run) {
+  read_declared(solver_options(), n, run.solver);
+  const std::size_t space = run.spec.math.context.spatial().size();
+  if (run.solver.grid.size() != 1 && run.solver.grid.size() != space)
+    r.fail(n["grid"], "solver.grid",
+           "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
+               "), got " + std::to_string(run.solver.grid.size()));
+}
+
 void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
   OutputOptions& out = run.output;
   out.dir = "runs/" + run.name;
@@ -774,6 +810,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_network(r, c["network"], run);
   build_training(r, c, run);
   build_reference(r, c, run);
+  build_solver(r, c["solver"], run);
   build_output(r, c["output"], run);
   check_sizes(r, c, run);
   return run;

@@ -28,6 +28,7 @@
 
 #include "solvers/classical/stencil.h"
 #include "solvers/solution.h"
+#include "solvers/solve.h"
 #include "solvers/spec.h"
 
 namespace jetpde::classical {
@@ -104,5 +105,15 @@ struct Result {
 // Discretizes and solves. UserError for what the solver does not take (above), a grid that does
 // not fit the domain (counts, too few points), PETSc options PETSc rejects.
 Result solve(const solvers::Mathematics& math, const Options& options);
+// What solve() checks before it starts PETSc (the shape, the equations and conditions, the grid),
+// without solving.
+void check(const solvers::Mathematics& math, const Options& options);
+
+// A reference's exact solution without a network problem (solvers::exact_solution needs one):
+// the function, the built-in one by name, or the expressions (of the coordinates and constants,
+// one per field) evaluated pointwise. Empty when the reference has none. UserError for an
+// expression that uses a field, or a field without one.
+solvers::ExactSolution exact_solution(const solvers::Reference& reference,
+                                      const solvers::Mathematics& math);
 
 }  // namespace jetpde::classical

@@ -1,0 +1,67 @@
+#include "autodiff/errors.h"
+#include "solvers/classical/classical.h"
+#include "solvers/classical/discretization.h"
+#include "solvers/exact_solutions.h"
+
+namespace jetpde::classical {
+
+void check(const solvers::Mathematics& math, const Options& options) {
+  const Discretization d(math, options.grid);
+  (void)d;
+}
+
+solvers::ExactSolution exact_solution(const solvers::Reference& ref,
+                                      const solvers::Mathematics& math) {
+  if (ref.function) return ref.function;
+  solvers::BuiltinExact builtin = solvers::BuiltinExact::none;
+  try {
+    builtin = solvers::builtin_exact_names().from_name(ref.exact);
+  } catch (const UserError& e) {
+    throw UserError(std::string("reference.exact: ") + e.what());
+  }
+  if (builtin == solvers::BuiltinExact::burgers_sine) {
+    const equations::Symbol* nu = math.context.find("nu");
+    if (!nu)
+      throw UserError("reference.exact: burgers_sine takes nu from the constants: declare nu");
+    const double value = nu->value;
+    return [value](const MatrixD& points) { return solvers::burgers_sine_exact(points, value); };
+  }
+  if (ref.expressions.empty()) return {};
+  const std::vector<std::string>& fields = math.context.field_names();
+  std::vector<equations::Equation> exprs;
+  for (const std::string& f : fields) {
+    const auto e = ref.expressions.find(f);
+    if (e == ref.expressions.end())
+      throw UserError("reference.expressions: no exact solution for field '" + f +
+                      "' (give one per field)");
+    exprs.push_back(equations::parse(e->second, math.context, "reference.expressions." + f));
+    // Only coordinates and constants: no grid to take fields or derivatives from.
+    const auto walk = [&](auto&& self, const equations::Expr& x) -> void {
+      using equations::ExprKind;
+      if (x->kind == ExprKind::field || x->kind == ExprKind::derivative ||
+          x->kind == ExprKind::laplacian || x->kind == ExprKind::param ||
+          x->kind == ExprKind::normal_component)
+        throw UserError("reference.expressions." + f + ": '" + e->second +
+                        "' is not a function of the coordinates and constants alone");
+      for (const auto& a : x->args) self(self, a);
+    };
+    walk(walk, exprs.back().core);
+  }
+  // The evaluator's grid is not used by these expressions; it only needs the axes' count.
+  std::vector<Axis> axes(math.context.spatial().size());
+  auto evaluator = std::make_shared<StencilEvaluator>(axes, math.context);
+  return [evaluator, exprs](const MatrixD& points) {
+    MatrixD out(points.rows(), static_cast<Eigen::Index>(exprs.size()));
+    EvalPoint p;
+    p.coordinates.resize(static_cast<std::size_t>(points.cols()));
+    for (Eigen::Index r = 0; r < points.rows(); ++r) {
+      for (Eigen::Index c = 0; c < points.cols(); ++c)
+        p.coordinates[static_cast<std::size_t>(c)] = points(r, c);
+      for (std::size_t f = 0; f < exprs.size(); ++f)
+        out(r, static_cast<Eigen::Index>(f)) = (*evaluator)(exprs[f].core, p);
+    }
+    return out;
+  };
+}
+
+}  // namespace jetpde::classical
