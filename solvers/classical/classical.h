@@ -41,11 +41,14 @@ struct Options {
   // from the environment is read after them, so it overrides the config.
   // Defaults: SNES newtonls, on one process a direct solve (-ksp_type preonly -pc_type lu); TS bdf.
   std::string petsc_options;
-  // Time-dependent problems: the time levels kept (and interpolated between): `time_levels`
-  // uniform levels from t0 to t1, stepped with `time_step` (0: the smallest grid spacing, at most
-  // the level interval; -ts_dt overrides).
+  // Time-dependent problems: `time_levels` uniform levels from t0 to t1 (the output's), each the
+  // end of a step, stepped with `time_step` (0: the smallest grid spacing; at most the level
+  // interval, and shortened to a whole number of steps per level; -ts_dt overrides).
   int time_levels = 11;
   double time_step = 0;
+  // Time-dependent: every step's solution is kept (and interpolated between) while they fit in
+  // this many bytes; else only the `time_levels` levels.
+  double max_stored_bytes = 256.0 * (1 << 20);
 };
 
 struct Report {
@@ -63,7 +66,8 @@ struct Report {
 };
 
 // The grid solution as a FieldSource (what io's writers read): values by multilinear
-// interpolation of the grid values (periodic axes wrap), linear in time between the stored levels;
+// interpolation of the grid values (periodic axes wrap), linear in time between the stored levels
+// (every time step's, while they fit in Options::max_stored_bytes);
 // expressions (u_x, residuals) by the solver's own stencils at the grid points, then
 // interpolated; a time derivative from the stored levels (2nd-order differences).
 class GridSolution final : public solvers::FieldSource {
@@ -88,6 +92,9 @@ class GridSolution final : public solvers::FieldSource {
   // Values [points of the grid][columns] at level l -> interpolated to `points`.
   MatrixD interpolate(const std::vector<std::vector<double>>& per_level, int columns,
                       const MatrixD& points) const;
+  // The stored levels around time t and the weight of the later one (clamped to the stored
+  // times; 0, 0, 0 without time).
+  void bracket(double t, std::size_t* l0, std::size_t* l1, double* w) const;
   std::vector<double> expressions_on_grid(std::size_t level,
                                           const std::vector<equations::Equation>& eqs) const;
 

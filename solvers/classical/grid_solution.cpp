@@ -45,6 +45,17 @@ const std::vector<std::string>& GridSolution::field_names() const {
   return math_.context.field_names();
 }
 
+void GridSolution::bracket(double t, std::size_t* l0, std::size_t* l1, double* w) const {
+  *l0 = *l1 = 0;
+  *w = 0;
+  if (times_.size() < 2) return;
+  const auto it = std::upper_bound(times_.begin(), times_.end(), t);
+  *l1 =
+      std::clamp<std::size_t>(static_cast<std::size_t>(it - times_.begin()), 1, times_.size() - 1);
+  *l0 = *l1 - 1;
+  *w = std::clamp((t - times_[*l0]) / (times_[*l1] - times_[*l0]), 0.0, 1.0);
+}
+
 MatrixD GridSolution::interpolate(const std::vector<std::vector<double>>& per_level, int columns,
                                   const MatrixD& points) const {
   const int d = static_cast<int>(axes_.size());
@@ -58,14 +69,7 @@ MatrixD GridSolution::interpolate(const std::vector<std::vector<double>>& per_le
     // Time: the two levels around t (clamped to the stored ones), linearly.
     std::size_t l0 = 0, l1 = 0;
     double wt = 0;
-    if (time >= 0 && per_level.size() > 1) {
-      const double t = points(r, time);
-      const auto it = std::upper_bound(times_.begin(), times_.end(), t);
-      l1 = std::clamp<std::size_t>(static_cast<std::size_t>(it - times_.begin()), 1,
-                                   times_.size() - 1);
-      l0 = l1 - 1;
-      wt = std::clamp((t - times_[l0]) / (times_[l1] - times_[l0]), 0.0, 1.0);
-    }
+    if (time >= 0) bracket(points(r, time), &l0, &l1, &wt);
     // Space: the cell around the point and its multilinear weights.
     int i0[3] = {0, 0, 0}, i1[3] = {0, 0, 0};
     double w[3] = {0, 0, 0};
@@ -173,9 +177,17 @@ MatrixD GridSolution::evaluate(const MatrixD& points,
                       "': the grid solution evaluates expressions of the "
                       "fields and coordinates (no normal n, no trainable parameters)");
   }
-  // Every level is computed (they are few); the expressions are then interpolated like fields.
-  std::vector<std::vector<double>> per_level;
-  for (std::size_t l = 0; l < levels_.size(); ++l) per_level.push_back(expressions_on_grid(l, eqs));
+  // The expressions on the grid at the levels the points' times fall between, then interpolated
+  // like the fields.
+  std::vector<std::vector<double>> per_level(levels_.size());
+  const int time = math_.context.time_index();
+  for (Eigen::Index r = 0; r < points.rows(); ++r) {
+    std::size_t l[2] = {0, 0};
+    double w = 0;
+    if (time >= 0) bracket(points(r, time), &l[0], &l[1], &w);
+    for (std::size_t k : l)
+      if (per_level[k].empty()) per_level[k] = expressions_on_grid(k, eqs);
+  }
   return interpolate(per_level, static_cast<int>(eqs.size()), points);
 }
 

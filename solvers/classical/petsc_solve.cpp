@@ -281,6 +281,28 @@ std::vector<double> natural_values(const Discretization& d, Vec U) {
   return out;
 }
 
+// Keeps the solution after every `every`-th time step (TSMonitor).
+struct Recorder {
+  const Discretization* d = nullptr;
+  std::vector<double>* times = nullptr;
+  std::vector<std::vector<double>>* levels = nullptr;
+  long long every = 1;
+  std::exception_ptr error;
+};
+
+PetscErrorCode record_step(TS, PetscInt step, PetscReal t, Vec U, void* ctx) {
+  auto* r = static_cast<Recorder*>(ctx);
+  if (step % r->every != 0) return 0;
+  try {
+    r->times->push_back(t);
+    r->levels->push_back(natural_values(*r->d, U));
+  } catch (...) {
+    r->error = std::current_exception();
+    return PETSC_ERR_USER;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Result solve(const solvers::Mathematics& math, const Options& options) {
@@ -403,19 +425,27 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
       std::copy(u0.begin(), u0.end(), u);
       JETPDE_PETSC(VecRestoreArray(U.object, &u));
     }
-    times.push_back(d.t0);
-    levels.push_back(u0);
+    // Every step's solution is kept while they fit in options.max_stored_bytes (the grid solution
+    // interpolates linearly between kept levels: with every step that costs what the stepping
+    // does), else every steps_per_level-th (the output levels).
+    const double bytes_per_level = static_cast<double>(u0.size()) * sizeof(double);
+    const double total_steps = steps_per_level * (options.time_levels - 1);
+    Recorder recorder{.d = &d, .times = &times, .levels = &levels};
+    recorder.every = (total_steps + 1) * bytes_per_level <= options.max_stored_bytes
+                         ? 1
+                         : static_cast<long long>(steps_per_level);
+    JETPDE_PETSC(TSMonitorSet(ts.object, record_step, &recorder, nullptr));
+    JETPDE_PETSC(TSSetMaxTime(ts.object, d.t1));
+    const PetscErrorCode code = TSSolve(ts.object, U.object);
+    rethrow();
+    if (recorder.error) std::rethrow_exception(recorder.error);
+    JETPDE_PETSC(code);
     TSConvergedReason reason = TS_CONVERGED_ITERATING;
-    for (int l = 1; l < options.time_levels; ++l) {
-      const double t = l + 1 == options.time_levels ? d.t1 : d.t0 + l * interval;
-      JETPDE_PETSC(TSSetMaxTime(ts.object, t));
-      const PetscErrorCode code = TSSolve(ts.object, U.object);
-      rethrow();
-      JETPDE_PETSC(code);
-      JETPDE_PETSC(TSGetConvergedReason(ts.object, &reason));
-      if (reason < 0) break;
-      PetscReal reached = t;
-      JETPDE_PETSC(TSGetTime(ts.object, &reached));
+    JETPDE_PETSC(TSGetConvergedReason(ts.object, &reason));
+    // The last level is t1 whatever the stride.
+    PetscReal reached = d.t1;
+    JETPDE_PETSC(TSGetTime(ts.object, &reached));
+    if (times.empty() || times.back() < reached - 1e-12 * (d.t1 - d.t0)) {
       times.push_back(reached);
       levels.push_back(natural_values(d, U.object));
     }
