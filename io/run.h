@@ -20,6 +20,11 @@
 //   summary.json    status, steps and timings (this part and the whole run), final losses and
 //                   metrics, trainable constants, the backend and precision that ran
 //
+// With `solver: {type: petsc}` the problem is solved classically instead (solvers/classical:
+// finite differences on a PETSc DMDA) and the folder holds config.yaml, the fields and
+// summary.json (its "solver" entry: method, converged reason, iterations, residual norms, grid,
+// seconds); the report's solution is then a Solution over the grid solution.
+//
 // Training stops early on training.max_time, training.target_error or an interrupt
 // (RunOptions::interrupt); each writes everything a finished run writes, with its status.
 #pragma once
