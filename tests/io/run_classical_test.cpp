@@ -1,0 +1,117 @@
+// `solver: {type: petsc}` through io::run: the classical solve writes the run folder the writers
+// write for a trained run, with its iterations and residuals in summary.json, and what it refuses
+// is refused before the folder is touched.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "autodiff/errors.h"
+#include "io/config.h"
+#include "io/run.h"
+
+namespace jetpde::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunConfig poisson_config(const std::string& dir, const std::string& geometry,
+                         std::vector<std::string> overrides = {}) {
+  overrides.push_back("output.dir=" + dir);
+  return run_config_from_text(
+      "geometry: " + geometry + "\n" +
+          "equations: [{expression: laplacian(u) + 2*pi^2*sin(pi*x)*sin(pi*y)}]\n"
+          "conditions: [{kind: dirichlet, value: 0}]\n"
+          "solver: {type: petsc, grid: [33, 33]}\n"
+          "reference: {expressions: {u: sin(pi*x)*sin(pi*y)}}\n"
+          "output: {progress: none, grid: [9], quantities: [u_x]}\n",
+      "poisson.yaml", ".", overrides);
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+#if JETPDE_HAVE_PETSC
+
+TEST(RunClassical, WritesTheRunFolderWithTheSolvesRecord) {
+  const fs::path dir = temp_dir("jetpde_run_petsc");
+  const RunConfig c = poisson_config(dir.string(), "{type: rectangle, min: [0, 0], max: [1, 1]}");
+  const RunReport r = run(c);
+  EXPECT_EQ(r.result().status, solvers::TrainResult::Status::finished);
+  EXPECT_EQ(r.result().steps, 1);  // one Newton iteration: the problem is linear
+  // 2nd order on 33 x 33: about 8e-4 relative.
+  EXPECT_LT(r.solution.metrics().at("rel_l2"), 2e-3);
+  EXPECT_GT(r.solution.metrics().at("rel_l2"), 1e-5);
+  EXPECT_EQ(r.solution.precision(), "fp64");
+  EXPECT_THROW(r.solution.problem(), UserError);
+  for (const char* f : {"config.yaml", "fields.vti", "fields.h5", "summary.json"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  EXPECT_FALSE(fs::exists(dir / "checkpoint.h5"));
+  std::ifstream in(dir / "summary.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["solver"]["type"], "petsc");
+  EXPECT_EQ(j["solver"]["converged"], true);
+  EXPECT_EQ(j["solver"]["grid"], nlohmann::json::array({33, 33}));
+  EXPECT_EQ(j["solver"]["unknowns"], 33 * 33);
+  EXPECT_LT(j["solver"]["residual_norm"]["final"].get<double>(),
+            1e-6 * j["solver"]["residual_norm"]["initial"].get<double>());
+  EXPECT_GT(j["solver"]["seconds"].get<double>(), 0.0);
+  EXPECT_EQ(j["metrics"]["rel_l2"].get<double>(), r.solution.metrics().at("rel_l2"));
+  fs::remove_all(dir);
+}
+
+TEST(RunClassical, AShapeItCannotGridIsAnErrorBeforeTheFolder) {
+  const fs::path dir = temp_dir("jetpde_run_petsc_disk");
+  const RunConfig c = poisson_config(dir.string(), "{type: disk, center: [0, 0], radius: 1}");
+  try {
+    run(c);
+    FAIL() << "a disk was solved by finite differences";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("poisson.yaml: solver (petsc): "), std::string::npos) << what;
+    EXPECT_NE(what.find("boxes only"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(RunClassical, OptionsPetscDoesNotKnowAreAnError) {
+  const fs::path dir = temp_dir("jetpde_run_petsc_options");
+  const RunConfig c = poisson_config(dir.string(), "{type: rectangle, min: [0, 0], max: [1, 1]}",
+                                     {"solver.options=-snes_type no_such_snes"});
+  try {
+    run(c);
+    FAIL() << "an unknown SNES type was taken";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_snes"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+#else
+
+TEST(RunClassical, WithoutPetscTheSolverTypeIsAnError) {
+  const fs::path dir = temp_dir("jetpde_run_petsc_absent");
+  EXPECT_THROW(run(poisson_config(dir.string(), "{type: rectangle, min: [0, 0], max: [1, 1]}")),
+               UserError);
+}
+
+#endif
+
+TEST(RunClassical, TheGridMustFitTheAxes) {
+  EXPECT_THROW(poisson_config("unused", "{type: rectangle, min: [0, 0], max: [1, 1]}",
+                              {"solver.grid=[9, 9, 9]"}),
+               UserError);
+  EXPECT_THROW(
+      poisson_config("unused", "{type: rectangle, min: [0, 0], max: [1, 1]}", {"solver.grid=[2]"}),
+      UserError);
+}
+
+}  // namespace
+}  // namespace jetpde::io
