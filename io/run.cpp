@@ -148,18 +148,21 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
       throw UserError(c.source + ": solver (petsc): " + e.what());
     }
   };
-  // What the solver refuses is found before the run folder is touched.
+  // What the solver refuses is found before the run folder is touched. A PINN config's hard
+  // constraints are conditions here.
   solvers::ExactSolution exact;
+  solvers::Mathematics math;
   in_config([&] {
-    classical::check(c.spec.math, options);
-    exact = classical::exact_solution(c.reference, c.spec.math);
+    math = classical::with_hard_constraints(c.spec.math, c.spec.pinn.hard_constraints);
+    classical::check(math, options);
+    exact = classical::exact_solution(c.reference, math);
   });
   if (writer) prepare_folder(c.output.dir);
   comm.barrier();
   const std::string config_text = dump(c.resolved);
   if (writer) write_text_atomically(c.output.dir + "/config.yaml", config_text);
   classical::Result solved;
-  in_config([&] { solved = classical::solve(c.spec.math, options); });
+  in_config([&] { solved = classical::solve(math, options); });
   const classical::Report& rep = solved.report;
   if (writer && !rep.unused_options.empty()) {
     std::string names;

@@ -116,6 +116,13 @@ Result solve(const solvers::Mathematics& math, const Options& options);
 // without solving.
 void check(const solvers::Mathematics& math, const Options& options);
 
+// The mathematics with a PINN's hard constraints read as the conditions they build in: a
+// constraint on "initial" is an initial_value condition, on "spatial", a face or a predicate a
+// dirichlet one, on "" (the whole boundary) both for a time product. UserError for one with its own
+// distance D (no piece to read) or on "final".
+solvers::Mathematics with_hard_constraints(const solvers::Mathematics& math,
+                                           const std::vector<solvers::HardConstraint>& constraints);
+
 // A reference's exact solution without a network problem (solvers::exact_solution needs one):
 // the function, the built-in one by name, or the expressions (of the coordinates and constants,
 // one per field) evaluated pointwise. Empty when the reference has none. UserError for an

@@ -10,6 +10,47 @@ void check(const solvers::Mathematics& math, const Options& options) {
   (void)d;
 }
 
+solvers::Mathematics with_hard_constraints(
+    const solvers::Mathematics& math, const std::vector<solvers::HardConstraint>& constraints) {
+  solvers::Mathematics out = math;
+  const bool time = math.context.time_index() >= 0;
+  for (std::size_t k = 0; k < constraints.size(); ++k) {
+    const solvers::HardConstraint& h = constraints[k];
+    const std::string where = "hard_constraints[" + std::to_string(k) + "]";
+    if (!h.distance.empty())
+      throw UserError(where +
+                      ": a constraint with its own distance D holds where D = 0, which the "
+                      "petsc solver cannot place on its grid: write it as conditions");
+    // The pieces, comma-separated ("" alone: the whole boundary).
+    std::vector<std::string> pieces;
+    std::string rest = h.on;
+    for (std::size_t at; (at = rest.find(',')) != std::string::npos; rest = rest.substr(at + 1))
+      pieces.push_back(rest.substr(0, at));
+    pieces.push_back(rest);
+    for (std::string piece : pieces) {
+      piece.erase(0, piece.find_first_not_of(" \t"));
+      piece.erase(piece.find_last_not_of(" \t") + 1);
+      const auto add = [&](solvers::Condition::Kind kind, const std::string& on) {
+        out.conditions.push_back(
+            {.kind = kind, .name = where, .field = h.field, .on = on, .value = h.value});
+      };
+      if (piece == "final")
+        throw UserError(where +
+                        ": a value at the final time is not a condition time stepping "
+                        "can impose");
+      if (piece == "initial") {
+        add(solvers::Condition::Kind::initial_value, "");
+      } else if (piece.empty() && time) {
+        add(solvers::Condition::Kind::initial_value, "");
+        add(solvers::Condition::Kind::dirichlet, "spatial");
+      } else {
+        add(solvers::Condition::Kind::dirichlet, piece);
+      }
+    }
+  }
+  return out;
+}
+
 solvers::ExactSolution exact_solution(const solvers::Reference& ref,
                                       const solvers::Mathematics& math) {
   if (ref.function) return ref.function;
