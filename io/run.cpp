@@ -148,12 +148,12 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
       throw UserError(c.source + ": solver (petsc): " + e.what());
     }
   };
-  // What the solver refuses is found before the run folder is touched. A PINN config's hard
-  // constraints are conditions here.
+  // What the solver refuses is found before the run folder is touched. What a PINN config builds
+  // into its network (hard constraints, periodic inputs) are conditions here.
   solvers::ExactSolution exact;
   solvers::Mathematics math;
   in_config([&] {
-    math = classical::with_hard_constraints(c.spec.math, c.spec.pinn.hard_constraints);
+    math = classical::with_pinn_conditions(c.spec.math, c.spec.pinn);
     classical::check(math, options);
     exact = classical::exact_solution(c.reference, math);
   });

@@ -116,12 +116,14 @@ Result solve(const solvers::Mathematics& math, const Options& options);
 // without solving.
 void check(const solvers::Mathematics& math, const Options& options);
 
-// The mathematics with a PINN's hard constraints read as the conditions they build in: a
+// The mathematics with the conditions a PINN's options build into its network: a hard
 // constraint on "initial" is an initial_value condition, on "spatial", a face or a predicate a
-// dirichlet one, on "" (the whole boundary) both for a time product. UserError for one with its own
-// distance D (no piece to read) or on "final".
-solvers::Mathematics with_hard_constraints(const solvers::Mathematics& math,
-                                           const std::vector<solvers::HardConstraint>& constraints);
+// dirichlet one, on "" (the whole boundary) both for a time product; a periodic input
+// (network.periodic) whose period is the box's length along its coordinate a periodic condition.
+// UserError for a constraint with its own distance D (no piece to read) or on "final", and for a
+// period other than the box's.
+solvers::Mathematics with_pinn_conditions(const solvers::Mathematics& math,
+                                          const solvers::PinnOptions& pinn);
 
 // A reference's exact solution without a network problem (solvers::exact_solution needs one):
 // the function, the built-in one by name, or the expressions (of the coordinates and constants,

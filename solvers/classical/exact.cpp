@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "autodiff/errors.h"
 #include "solvers/classical/classical.h"
 #include "solvers/classical/discretization.h"
@@ -10,9 +12,26 @@ void check(const solvers::Mathematics& math, const Options& options) {
   (void)d;
 }
 
-solvers::Mathematics with_hard_constraints(
-    const solvers::Mathematics& math, const std::vector<solvers::HardConstraint>& constraints) {
+solvers::Mathematics with_pinn_conditions(const solvers::Mathematics& math,
+                                          const solvers::PinnOptions& pinn) {
   solvers::Mathematics out = math;
+  const geometry::Bounds bounds = math.domain->bounds();
+  for (std::size_t k = 0; k < pinn.network.periodic.size(); ++k) {
+    const nn::PeriodicInput& p = pinn.network.periodic[k];
+    const std::string& name =
+        math.context.coordinate_names().at(static_cast<std::size_t>(p.column));
+    const double length = bounds.hi[static_cast<std::size_t>(p.column)] -
+                          bounds.lo[static_cast<std::size_t>(p.column)];
+    if (std::abs(p.period - length) > 1e-9 * length)
+      throw UserError("network.periodic[" + std::to_string(k) + "]: a period of " +
+                      geometry::format_number(p.period) + " along " + name +
+                      " is not the domain's length " + geometry::format_number(length) +
+                      ", which is what the petsc solver's periodic axes are");
+    out.conditions.push_back({.kind = solvers::Condition::Kind::periodic,
+                              .name = "network.periodic[" + std::to_string(k) + "]",
+                              .coordinate = name});
+  }
+  const std::vector<solvers::HardConstraint>& constraints = pinn.hard_constraints;
   const bool time = math.context.time_index() >= 0;
   for (std::size_t k = 0; k < constraints.size(); ++k) {
     const solvers::HardConstraint& h = constraints[k];
