@@ -199,6 +199,27 @@ const options::Declaration<SolverOptions>& solver_options() {
   return d;
 }
 
+const options::Declaration<ReferenceSolver>& reference_solver_options() {
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  static const options::Declaration<ReferenceSolver> d = [] {
+    options::Declaration<ReferenceSolver> d;
+    d.add(options::choice("solver", {"none", "petsc"}, "none",
+                          "`petsc`: solve the problem classically first (finite differences on "
+                          "a PETSc DMDA, as `solver: {type: petsc}`) and validate against that "
+                          "solution."),
+          &ReferenceSolver::solver);
+    d.add(at_least(3, key("grid", T::integers, "[129]",
+                          "solver petsc: points per spatial axis of the reference's grid.")),
+          &ReferenceSolver::grid);
+    d.add(key("options", T::string, "", "solver petsc: PETSc options for the reference's solve."),
+          &ReferenceSolver::options);
+    return d;
+  }();
+  return d;
+}
+
 const options::Declaration<OutputOptions>& output_options() {
   using options::at_least;
   using options::key;
@@ -630,8 +651,19 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
                "'" + f + "' is not a field of this problem");
   }
+  read_declared(reference_solver_options(), n, run.reference_solver);
+  if (run.reference_solver.solver != "none") {
+    if (ref.exact != "none" || !ref.expressions.empty() || ref.data)
+      r.fail(n["solver"], "reference.solver",
+             "give one reference: the classical solution, or exact, expressions or data");
+    const std::size_t space = run.spec.math.context.spatial().size();
+    if (run.reference_solver.grid.size() != 1 && run.reference_solver.grid.size() != space)
+      r.fail(n["grid"], "reference.grid",
+             "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
+                 "), got " + std::to_string(run.reference_solver.grid.size()));
+  }
   const YAML::Node t = c["training"];
-  if (run.target_error > 0 && !ref.any())
+  if (run.target_error > 0 && !ref.any() && run.reference_solver.solver == "none")
     r.fail(t["target_error"], "training.target_error",
            "needs a reference to measure the error against (reference.exact, expressions or "
            "data)");

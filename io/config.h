@@ -65,6 +65,15 @@ struct SolverOptions {
 };
 const options::Declaration<SolverOptions>& solver_options();
 
+// A classical solution as the reference (`reference: {solver: petsc, grid: [...]}`): a PINN run
+// solves the problem on the grid first and validates against it (history.csv, summary.json).
+struct ReferenceSolver {
+  std::string solver = "none";  // none | petsc
+  std::vector<int> grid{129};
+  std::string options;
+};
+const options::Declaration<ReferenceSolver>& reference_solver_options();
+
 struct RunConfig {
   std::string name;
   std::string source;   // the config file
@@ -84,6 +93,7 @@ struct RunConfig {
   Reference reference;
   OutputOptions output;
   SolverOptions solver;
+  ReferenceSolver reference_solver;
 };
 
 // Reads, overrides, validates and converts. UserError for a file that cannot be read or parsed

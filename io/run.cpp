@@ -52,7 +52,8 @@ void prepare_folder(const std::string& dir) {
 }
 
 void write_summary(const std::string& path, const RunConfig& c, const RunReport& r,
-                   const nlohmann::ordered_json* solver = nullptr) {
+                   const nlohmann::ordered_json* solver = nullptr,
+                   const nlohmann::ordered_json* reference_solver = nullptr) {
   const solvers::Solution& s = r.solution;
   nlohmann::ordered_json j;
   j["name"] = c.name;
@@ -83,6 +84,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["precision"] = s.precision();
   j["files"] = r.files;
   if (solver) j["solver"] = *solver;
+  if (reference_solver) j["reference_solver"] = *reference_solver;
   // A name that is not UTF-8 (a file name from another system) is written with U+FFFD for the
   // bytes that are not: summary.json is still written. (The config's texts are checked up front.)
   write_text_atomically(path,
@@ -285,6 +287,42 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
   return s;
 }
 
+#ifdef JETPDE_HAVE_CLASSICAL
+// `reference: {solver: petsc}`: the classical solution, solved now, as the reference's function;
+// `record` gets what summary.json says of it.
+solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
+                                           nlohmann::ordered_json* record) {
+  const classical::Options options{.grid = c.reference_solver.grid,
+                                   .petsc_options = c.reference_solver.options,
+                                   .time_levels = c.output.time_steps};
+  classical::Result solved;
+  try {
+    solved = classical::solve(classical::with_pinn_conditions(c.spec.math, c.spec.pinn), options);
+  } catch (const UserError& e) {
+    throw UserError(c.source + ": reference.solver (petsc): " + e.what());
+  }
+  const classical::Report& rep = solved.report;
+  if (!rep.converged)
+    throw UserError(c.source + ": reference.solver (petsc): " + rep.method + " did not converge (" +
+                    rep.reason + "): no reference to validate against");
+  std::vector<int> counts;
+  for (const classical::Axis& a : solved.solution->axes()) counts.push_back(a.n);
+  std::string grid;
+  for (int n : counts) grid += (grid.empty() ? "" : " x ") + std::to_string(n);
+  std::fprintf(log, "jetpde: reference: petsc (%s) on a %s grid: %s in %.2f s\n",
+               rep.method.c_str(), grid.c_str(), rep.reason.c_str(), rep.seconds);
+  (*record)["solver"] = "petsc";
+  (*record)["method"] = rep.method;
+  (*record)["reason"] = rep.reason;
+  (*record)["grid"] = counts;
+  (*record)["iterations"] = rep.iterations;
+  if (rep.time_steps > 0) (*record)["time_steps"] = rep.time_steps;
+  (*record)["seconds"] = rep.seconds;
+  std::shared_ptr<const classical::GridSolution> solution = solved.solution;
+  return [solution](const MatrixD& points) { return solution->fields(points); };
+}
+#endif
+
 RunReport run(const RunConfig& c, const RunOptions& o) {
   if (c.solver.type == "petsc") {
 #ifdef JETPDE_HAVE_CLASSICAL
@@ -301,6 +339,16 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   solvers::SolveOptions options = solve_options(c, o);
   // The time budget counts from here: the problem's compilation is part of a batch job's time.
   options.started_at = solvers::clock_seconds();
+  nlohmann::ordered_json reference_record;
+  if (c.reference_solver.solver == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    options.reference.function = classical_reference(c, o.log, &reference_record);
+#else
+    throw UserError(c.source +
+                    ": reference.solver: petsc: this jetpde was built without PETSc "
+                    "(install petsc-dev, or scripts/bootstrap.sh, and configure again)");
+#endif
+  }
   const std::string config_text = dump(c.resolved);
   CheckpointFile checkpoint(c.output.dir + "/checkpoint.h5", config_text, c.seed, comm);
   options.checkpoint = &checkpoint;
@@ -363,7 +411,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
   report.files.push_back("summary.json");
   report.output_seconds = solvers::clock_seconds() - t2;
-  write_summary(c.output.dir + "/summary.json", c, report);
+  write_summary(c.output.dir + "/summary.json", c, report, nullptr,
+                reference_record.empty() ? nullptr : &reference_record);
   return report;
 }
 

@@ -23,7 +23,9 @@
 // With `solver: {type: petsc}` the problem is solved classically instead (solvers/classical:
 // finite differences on a PETSc DMDA) and the folder holds config.yaml, the fields and
 // summary.json (its "solver" entry: method, converged reason, iterations, residual norms, grid,
-// seconds); the report's solution is then a Solution over the grid solution.
+// seconds); the report's solution is then a Solution over the grid solution. With
+// `reference: {solver: petsc}` a PINN run solves classically first and validates against that
+// (summary.json's "reference_solver" records the solve).
 //
 // Training stops early on training.max_time, training.target_error or an interrupt
 // (RunOptions::interrupt); each writes everything a finished run writes, with its status.

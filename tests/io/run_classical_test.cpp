@@ -123,6 +123,42 @@ TEST(RunClassical, AllenCahnConfigAgainstItsReferenceData) {
   fs::remove_all(dir);
 }
 
+// reference: {solver: petsc}: a PINN run validated against the classical solution of its own
+// problem, in history.csv and summary.json.
+TEST(RunClassical, AsTheReferenceOfAPinnRun) {
+  const fs::path dir = temp_dir("jetpde_run_petsc_reference");
+  const auto config = [&](const std::string& reference) {
+    return run_config_from_text(
+        "geometry: {type: interval, min: [0], max: [1]}\n"
+        "equations: [{expression: u_xx + pi^2*sin(pi*x)}]\n"
+        "conditions: [{kind: dirichlet, value: 0}]\n"
+        "network: {hidden: [8]}\n"
+        "sampling: {interior_points: 32}\n"
+        "training: {stages: [{optimizer: adam, steps: 10}]}\n"
+        "reference: {" +
+            reference +
+            ", every: 5}\n"
+            "output: {progress: none, grid: [9]}\n",
+        "reference.yaml", ".", {"output.dir=" + dir.string()});
+  };
+  const RunReport exact = run(config("expressions: {u: sin(pi*x)}"));
+  const RunReport r = run(config("solver: petsc, grid: [257]"));
+  // The same network measured against the classical solution and against the exact one: the
+  // same error, up to the classical solution's own (about 1e-5 here).
+  ASSERT_TRUE(r.solution.metrics().count("rel_l2"));
+  EXPECT_NEAR(r.solution.metrics().at("rel_l2"), exact.solution.metrics().at("rel_l2"), 1e-4);
+  EXPECT_GT(r.solution.metrics().at("rel_l2"), 1e-2);  // ten steps: far from converged
+  std::ifstream in(dir / "summary.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["reference_solver"]["solver"], "petsc");
+  EXPECT_EQ(j["reference_solver"]["grid"], nlohmann::json::array({257}));
+  std::ifstream history(dir / "history.csv");
+  std::string header;
+  std::getline(history, header);
+  EXPECT_NE(header.find("rel_l2"), std::string::npos) << header;
+  fs::remove_all(dir);
+}
+
 #else
 
 TEST(RunClassical, WithoutPetscTheSolverTypeIsAnError) {
@@ -132,6 +168,12 @@ TEST(RunClassical, WithoutPetscTheSolverTypeIsAnError) {
 }
 
 #endif
+
+TEST(RunClassical, AClassicalReferenceIsTheOnlyReference) {
+  EXPECT_THROW(poisson_config("unused", "{type: rectangle, min: [0, 0], max: [1, 1]}",
+                              {"reference.solver=petsc"}),  // and expressions
+               UserError);
+}
 
 TEST(RunClassical, TheGridMustFitTheAxes) {
   EXPECT_THROW(poisson_config("unused", "{type: rectangle, min: [0, 0], max: [1, 1]}",
