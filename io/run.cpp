@@ -142,7 +142,8 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const classical::Options options{.grid = c.solver.grid,
                                    .petsc_options = c.solver.options,
                                    .time_levels = c.output.time_steps,
-                                   .time_step = c.solver.time_step};
+                                   .time_step = c.solver.time_step,
+                                   .parallel = comm.size() > 1};
   const auto in_config = [&](const std::function<void()>& f) {
     try {
       f();
@@ -291,10 +292,11 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
 // `reference: {solver: petsc}`: the classical solution, solved now, as the reference's function;
 // `record` gets what summary.json says of it.
 solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
-                                           nlohmann::ordered_json* record) {
+                                           nlohmann::ordered_json* record, bool parallel) {
   const classical::Options options{.grid = c.reference_solver.grid,
                                    .petsc_options = c.reference_solver.options,
-                                   .time_levels = c.output.time_steps};
+                                   .time_levels = c.output.time_steps,
+                                   .parallel = parallel};
   classical::Result solved;
   try {
     solved = classical::solve(classical::with_pinn_conditions(c.spec.math, c.spec.pinn), options);
@@ -342,7 +344,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   nlohmann::ordered_json reference_record;
   if (c.reference_solver.solver == "petsc") {
 #ifdef JETPDE_HAVE_CLASSICAL
-    options.reference.function = classical_reference(c, o.log, &reference_record);
+    options.reference.function = classical_reference(c, o.log, &reference_record, comm.size() > 1);
 #else
     throw UserError(c.source +
                     ": reference.solver: petsc: this jetpde was built without PETSc "

@@ -39,7 +39,8 @@ struct Options {
   std::vector<int> grid{65};
   // PETSc options ("-snes_monitor -ksp_type gmres"), read after the defaults below; PETSC_OPTIONS
   // from the environment is read after them, so it overrides the config.
-  // Defaults: SNES newtonls, on one process a direct solve (-ksp_type preonly -pc_type lu); TS bdf.
+  // Defaults: SNES newtonls, a direct solve (-ksp_type preonly -pc_type lu; MUMPS's on several
+  // processes); TS bdf.
   std::string petsc_options;
   // Time-dependent problems: `time_levels` uniform levels from t0 to t1 (the output's), each the
   // end of a step, stepped with `time_step` (0: the smallest grid spacing; at most the level
@@ -49,6 +50,10 @@ struct Options {
   // Time-dependent: every step's solution is kept (and interpolated between) while they fit in
   // this many bytes; else only the `time_levels` levels.
   double max_stored_bytes = 256.0 * (1 << 20);
+  // The DMDA split over PETSc's world (MPI_COMM_WORLD when MPI ran before PETSc; every process
+  // must call solve() together), each process computing its part; every process gets the whole
+  // solution. false: this process alone solves the whole grid.
+  bool parallel = false;
 };
 
 struct Report {

@@ -205,18 +205,18 @@ PetscErrorCode ts_ifunction(TS, PetscReal t, Vec U, Vec Udot, Vec F, void* ctx) 
   return evaluate(static_cast<Callback*>(ctx), t, U, Udot, F);
 }
 
-// The defaults of the linear solve: a direct solve on one process (robust for the grids one
-// process holds), PETSc's own (GMRES, block Jacobi ILU) on several.
+// The defaults of the linear solve: a direct one (robust for the grids a few processes hold),
+// PETSc's own LU on one process, MUMPS's on several.
 void default_linear_solver(SNES snes, MPI_Comm comm) {
   int size = 1;
   MPI_Comm_size(comm, &size);
-  if (size > 1) return;
   KSP ksp;
   PC pc;
   JETPDE_PETSC(SNESGetKSP(snes, &ksp));
   JETPDE_PETSC(KSPSetType(ksp, KSPPREONLY));
   JETPDE_PETSC(KSPGetPC(ksp, &pc));
   JETPDE_PETSC(PCSetType(pc, PCLU));
+  if (size > 1) JETPDE_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
 }
 
 std::string describe_solver(SNES snes) {
@@ -271,19 +271,45 @@ MatFDColoring make_coloring(const Discretization& d, DM da, Mat J, PetscErrorCod
   return coloring;
 }
 
-std::vector<double> natural_values(const Discretization& d, Vec U) {
-  // One process (PETSC_COMM_SELF): the global vector is in natural order already.
+// The whole grid's values in natural order (x fastest, fields interleaved) on every process: the
+// DMDA's global-to-natural permutation, then an all-gather (collective).
+std::vector<double> natural_values(const Discretization& d, DM da, Vec U) {
+  Owned<Vec, VecDestroy> natural, all;
+  Owned<VecScatter, VecScatterDestroy> gather;
+  JETPDE_PETSC(DMDACreateNaturalVector(da, &natural.object));
+  JETPDE_PETSC(DMDAGlobalToNaturalBegin(da, U, INSERT_VALUES, natural.object));
+  JETPDE_PETSC(DMDAGlobalToNaturalEnd(da, U, INSERT_VALUES, natural.object));
+  JETPDE_PETSC(VecScatterCreateToAll(natural.object, &gather.object, &all.object));
+  JETPDE_PETSC(
+      VecScatterBegin(gather.object, natural.object, all.object, INSERT_VALUES, SCATTER_FORWARD));
+  JETPDE_PETSC(
+      VecScatterEnd(gather.object, natural.object, all.object, INSERT_VALUES, SCATTER_FORWARD));
   std::vector<double> out(static_cast<std::size_t>(d.points() * d.dof));
   const PetscScalar* u = nullptr;
-  JETPDE_PETSC(VecGetArrayRead(U, &u));
+  JETPDE_PETSC(VecGetArrayRead(all.object, &u));
   std::copy(u, u + out.size(), out.begin());
-  JETPDE_PETSC(VecRestoreArrayRead(U, &u));
+  JETPDE_PETSC(VecRestoreArrayRead(all.object, &u));
   return out;
+}
+
+// U from values in natural order (every process holds all of them; each sets its part).
+void set_natural_values(DM da, const std::vector<double>& values, Vec U) {
+  Owned<Vec, VecDestroy> natural;
+  JETPDE_PETSC(DMDACreateNaturalVector(da, &natural.object));
+  PetscInt lo = 0, hi = 0;
+  JETPDE_PETSC(VecGetOwnershipRange(natural.object, &lo, &hi));
+  PetscScalar* u = nullptr;
+  JETPDE_PETSC(VecGetArray(natural.object, &u));
+  std::copy(values.begin() + lo, values.begin() + hi, u);
+  JETPDE_PETSC(VecRestoreArray(natural.object, &u));
+  JETPDE_PETSC(DMDANaturalToGlobalBegin(da, natural.object, INSERT_VALUES, U));
+  JETPDE_PETSC(DMDANaturalToGlobalEnd(da, natural.object, INSERT_VALUES, U));
 }
 
 // Keeps the solution after every `every`-th time step (TSMonitor).
 struct Recorder {
   const Discretization* d = nullptr;
+  DM da = nullptr;
   std::vector<double>* times = nullptr;
   std::vector<std::vector<double>>* levels = nullptr;
   long long every = 1;
@@ -295,7 +321,7 @@ PetscErrorCode record_step(TS, PetscInt step, PetscReal t, Vec U, void* ctx) {
   if (step % r->every != 0) return 0;
   try {
     r->times->push_back(t);
-    r->levels->push_back(natural_values(*r->d, U));
+    r->levels->push_back(natural_values(*r->d, r->da, U));
   } catch (...) {
     r->error = std::current_exception();
     return PETSC_ERR_USER;
@@ -311,9 +337,9 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
   start_petsc();
   ScopedErrorHandler errors;
   ScopedOptions scoped(options.petsc_options);
-  // Each process solves the whole grid for now (the DMDA is PETSC_COMM_SELF's): the runs under
-  // mpirun agree, and the DMDA's own decomposition is the next step.
-  const MPI_Comm comm = PETSC_COMM_SELF;
+  // Options::parallel: the DMDA's own decomposition over PETSc's world (every process calls
+  // solve() together); else this process alone solves the whole grid.
+  const MPI_Comm comm = options.parallel ? PETSC_COMM_WORLD : PETSC_COMM_SELF;
   const DMBoundaryType b[3] = {
       d.dim > 0 && d.axes[0].periodic ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE,
       d.dim > 1 && d.axes[1].periodic ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE,
@@ -383,7 +409,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     report.iterations = static_cast<int>(its);
     report.linear_iterations = static_cast<int>(lits);
     report.function_evaluations = fevals;
-    levels.push_back(natural_values(d, U.object));
+    levels.push_back(natural_values(d, da.object, U.object));
   } else {
     if (options.time_levels < 2)
       throw UserError("the time levels of a time-dependent classical solve: at least 2, not " +
@@ -419,18 +445,13 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     default_linear_solver(snes, comm);
     JETPDE_PETSC(TSSetFromOptions(ts.object));
     const std::vector<double> u0 = d.initial_values();
-    {
-      PetscScalar* u = nullptr;
-      JETPDE_PETSC(VecGetArray(U.object, &u));
-      std::copy(u0.begin(), u0.end(), u);
-      JETPDE_PETSC(VecRestoreArray(U.object, &u));
-    }
+    set_natural_values(da.object, u0, U.object);
     // Every step's solution is kept while they fit in options.max_stored_bytes (the grid solution
     // interpolates linearly between kept levels: with every step that costs what the stepping
     // does), else every steps_per_level-th (the output levels).
     const double bytes_per_level = static_cast<double>(u0.size()) * sizeof(double);
     const double total_steps = steps_per_level * (options.time_levels - 1);
-    Recorder recorder{.d = &d, .times = &times, .levels = &levels};
+    Recorder recorder{.d = &d, .da = da.object, .times = &times, .levels = &levels};
     recorder.every = (total_steps + 1) * bytes_per_level <= options.max_stored_bytes
                          ? 1
                          : static_cast<long long>(steps_per_level);
@@ -447,7 +468,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     JETPDE_PETSC(TSGetTime(ts.object, &reached));
     if (times.empty() || times.back() < reached - 1e-12 * (d.t1 - d.t0)) {
       times.push_back(reached);
-      levels.push_back(natural_values(d, U.object));
+      levels.push_back(natural_values(d, da.object, U.object));
     }
     PetscInt steps = 0, its = 0, lits = 0;
     TSType type;
