@@ -420,12 +420,46 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
 
 LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides) {
   const std::string config = dir + "/config.yaml", checkpoint = dir + "/checkpoint.h5";
-  for (const std::string& f : {config, checkpoint})
-    if (!fs::exists(f))
-      throw UserError("'" + dir + "' is not a run folder: no " + fs::path(f).filename().string());
+  if (!fs::exists(config)) throw UserError("'" + dir + "' is not a run folder: no config.yaml");
   const std::string trained_precision =
       load_run_config(config).resolved["precision"].as<std::string>();
   RunConfig run_config = load_run_config(config, overrides);
+  if (run_config.solver.type == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    // A classical run keeps no state: its solution is solved again from config.yaml (a direct,
+    // deterministic solve: the same numbers, in the seconds the run took).
+    const classical::Options options{.grid = run_config.solver.grid,
+                                     .petsc_options = run_config.solver.options,
+                                     .time_levels = run_config.output.time_steps,
+                                     .time_step = run_config.solver.time_step};
+    classical::Result solved;
+    solvers::ExactSolution exact;
+    try {
+      const solvers::Mathematics math =
+          classical::with_pinn_conditions(run_config.spec.math, run_config.spec.pinn);
+      exact = classical::exact_solution(run_config.reference, math);
+      solved = classical::solve(math, options);
+    } catch (const UserError& e) {
+      throw UserError(config + ": solver (petsc): " + e.what());
+    }
+    solvers::TrainResult result;
+    result.steps =
+        solved.report.time_steps > 0 ? solved.report.time_steps : solved.report.iterations;
+    result.seconds = result.run_seconds = solved.report.seconds;
+    const int steps = result.steps;
+    run_config.resolved["precision"] = "fp64";  // what the grid solution is evaluated in
+    return {.config = std::move(run_config),
+            .trained_precision = "fp64",
+            .solution = solvers::Solution(solved.solution, std::move(result), std::move(exact)),
+            .step = steps};
+#else
+    throw UserError("'" + dir +
+                    "' holds a classical (petsc) run, and this jetpde was built "
+                    "without PETSc");
+#endif
+  }
+  if (!fs::exists(checkpoint))
+    throw UserError("'" + dir + "' is not a run folder: no checkpoint.h5");
   // Relative data paths in config.yaml were resolved against the original config's folder.
   solvers::ProblemSpec spec = run_config.spec;
   choose_device(run_config, spec, stderr);

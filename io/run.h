@@ -97,7 +97,9 @@ struct LoadedRun {
   int step = 0;                   // the checkpoint's
 };
 // `overrides` (as --set gives them) change what the run folder's config.yaml says about the
-// output (export's --grid, --time-steps, --quantities), checked like the config itself.
+// output (export's --grid, --time-steps, --quantities), checked like the config itself. A
+// classical (solver: petsc) folder has no checkpoint: its solution is solved again from
+// config.yaml.
 LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides = {});
 
 // The config's device choice applied to a problem spec (solvers::choose_device): the backend, and

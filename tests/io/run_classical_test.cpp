@@ -64,6 +64,15 @@ TEST(RunClassical, WritesTheRunFolderWithTheSolvesRecord) {
             1e-6 * j["solver"]["residual_norm"]["initial"].get<double>());
   EXPECT_GT(j["solver"]["seconds"].get<double>(), 0.0);
   EXPECT_EQ(j["metrics"]["rel_l2"].get<double>(), r.solution.metrics().at("rel_l2"));
+  // `jetpde eval` and `export` load the folder: the solution is solved again from config.yaml,
+  // the same numbers.
+  const LoadedRun loaded = load_run(dir.string());
+  MatrixD points(3, 2);
+  points << 0.3, 0.7, 0.5, 0.5, 0.91, 0.02;
+  const MatrixD a = r.solution.evaluate(points, {"u", "u_x"});
+  const MatrixD b = loaded.solution.evaluate(points, {"u", "u_x"});
+  EXPECT_LT((a - b).abs().maxCoeff(), 1e-12);
+  EXPECT_EQ(loaded.step, 1);
   fs::remove_all(dir);
 }
 
