@@ -308,10 +308,16 @@ void Discretization::residual(const GridArray& u, const GridArray* udot, double 
   p.udot = udot;
   double normal[3];
   long long out = 0;
+  // The coordinates in place (no allocation per point): time once, the spatial ones per point.
+  p.coordinates.assign(ctx.coordinate_names().size(), 0.0);
+  if (time >= 0) p.coordinates[static_cast<std::size_t>(time)] = t;
+  const std::vector<int> spatial = ctx.spatial();
   for (p.index[2] = lo[2]; p.index[2] < hi[2]; ++p.index[2])
     for (p.index[1] = lo[1]; p.index[1] < hi[1]; ++p.index[1])
       for (p.index[0] = lo[0]; p.index[0] < hi[0]; ++p.index[0]) {
-        p.coordinates = coordinates(p.index, t);
+        for (int a = 0; a < dim; ++a)
+          p.coordinates[static_cast<std::size_t>(spatial[static_cast<std::size_t>(a)])] =
+              axes[static_cast<std::size_t>(a)].coordinate(p.index[a]);
         const long long n = natural(p.index);
         for (int c = 0; c < dof; ++c, ++out) {
           const std::size_t r = static_cast<std::size_t>(n * dof + c);

@@ -100,8 +100,7 @@ const std::vector<Tap>& StencilEvaluator::taps(int axis, int k, int i) const {
   return table[axes_[axis].periodic ? 0 : i];
 }
 
-double StencilEvaluator::derivative(int field, const std::vector<int>& orders,
-                                    const EvalPoint& p) const {
+double StencilEvaluator::derivative(int field, const int* orders, const EvalPoint& p) const {
   // Tensor product of the 1-D stencils of each axis (a mixed derivative is the product of
   // central differences, 2nd-order accurate as each factor is).
   int index[3] = {p.index[0], p.index[1], p.index[2]};
@@ -137,7 +136,7 @@ double StencilEvaluator::operator()(const Expr& e, const EvalPoint& p) const {
         if (!p.udot) throw UserError("a time derivative where the solver has none");
         return p.udot->at(e->index, p.index);
       }
-      std::vector<int> orders(3, 0);
+      int orders[3] = {0, 0, 0};
       for (std::size_t a = 0; a < spatial_.size(); ++a)
         orders[a] = e->alpha[static_cast<std::size_t>(spatial_[a])];
       return derivative(e->index, orders, p);
@@ -173,14 +172,14 @@ double StencilEvaluator::operator()(const Expr& e, const EvalPoint& p) const {
       const int field = e->args[0]->index;
       const int d = static_cast<int>(axes_.size());
       double sum = 0;
-      std::vector<int> orders(3, 0);
+      int orders[3] = {0, 0, 0};
       for (int a = 0; a < d; ++a) {
-        std::fill(orders.begin(), orders.end(), 0);
+        std::fill(orders, orders + 3, 0);
         orders[a] = 2 * e->order;
         sum += derivative(field, orders, p);
         if (e->order == 2)
           for (int b = a + 1; b < d; ++b) {
-            std::fill(orders.begin(), orders.end(), 0);
+            std::fill(orders, orders + 3, 0);
             orders[a] = orders[b] = 2;
             sum += 2 * derivative(field, orders, p);
           }

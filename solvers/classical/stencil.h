@@ -78,7 +78,7 @@ class StencilEvaluator {
   const std::vector<Axis>& axes() const { return axes_; }
 
  private:
-  double derivative(int field, const std::vector<int>& spatial_orders, const EvalPoint& p) const;
+  double derivative(int field, const int* spatial_orders, const EvalPoint& p) const;
   const std::vector<Tap>& taps(int axis, int k, int i) const;
 
   std::vector<Axis> axes_;
