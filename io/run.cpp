@@ -64,7 +64,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["steps"] = res.steps;
   if (s.resumed_from() >= 0) j["resumed_from_step"] = s.resumed_from();
   j["loss"] = res.loss;
-  nlohmann::ordered_json losses;
+  nlohmann::ordered_json losses = nlohmann::ordered_json::object();  // {} for a classical solve
   for (const auto& [slot, loss] : s.losses()) losses[slot] = loss;
   j["losses"] = losses;
   j["metrics"] = s.metrics();
