@@ -250,6 +250,44 @@ TEST(ClassicalSolution, DerivativesAndResidualsComeFromTheStencils) {
   EXPECT_LT(r.report.final_residual, 1e-6 * r.report.initial_residual);
 }
 
+TEST(ClassicalSolution, TimeDerivativesComeFromTheKeptSteps) {
+  // Heat: u = exp(-pi^2 t) sin(pi x). Every step is kept, so u_t at a time between output levels
+  // is the quadratic through three steps, and u_t - u_xx (the residual) is small.
+  solvers::Mathematics m;
+  m.domain = geometry::time_product(geometry::interval(0, 1), 0, 0.1);
+  m.context.fields({"u"}).coordinates({"x"}).time("t");
+  m.equations = {"u_t - u_xx"};
+  m.conditions = {{.kind = Condition::Kind::initial_value, .value = "sin(pi*x)"},
+                  {.kind = Condition::Kind::dirichlet, .on = "spatial", .value = "0"}};
+  const classical::Result r = classical::solve(m, {.grid = {129}, .time_levels = 3});
+  EXPECT_GT(r.solution->times().size(), 3u);  // the steps, not just the 3 output levels
+  MatrixD points(1, 2);
+  points << 0.3, 0.0437;
+  const MatrixD q = r.solution->evaluate(points, {"u", "u_t", "u_xx", "u_t - u_xx"});
+  const double u = std::exp(-pi * pi * 0.0437) * std::sin(pi * 0.3);
+  EXPECT_NEAR(q(0, 0), u, 1e-3 * u);
+  EXPECT_NEAR(q(0, 1), -pi * pi * u, 1e-2 * pi * pi * u);
+  EXPECT_NEAR(q(0, 2), -pi * pi * u, 1e-2 * pi * pi * u);
+  EXPECT_LT(std::abs(q(0, 3)), 2e-2 * pi * pi * u);
+}
+
+TEST(ClassicalSolution, PeriodicAxesWrap) {
+  solvers::Mathematics m;
+  m.domain = geometry::interval(0, 2 * pi);
+  m.context.fields({"u"}).coordinates({"x"});
+  m.equations = {"u_xx - u + 2*sin(x)"};
+  m.conditions = {{.kind = Condition::Kind::periodic, .coordinate = "x"}};
+  const classical::Result r = classical::solve(m, {.grid = {64}});
+  MatrixD points(3, 1);
+  points << 0.0, 2 * pi, 2 * pi - 1e-3;  // the upper end is the lower; just below it, between
+  const MatrixD u = r.solution->fields(points);
+  EXPECT_NEAR(u(0, 0), u(1, 0), 1e-12);
+  EXPECT_NEAR(u(2, 0), -1e-3, 1e-3);  // sin(2 pi - 1e-3), to the grid's accuracy
+  const MatrixD ux = r.solution->evaluate(points, {"u_x"});
+  EXPECT_NEAR(ux(0, 0), 1.0, 2e-3);  // cos(0)
+  EXPECT_NEAR(ux(1, 0), 1.0, 2e-3);
+}
+
 TEST(ClassicalErrors, ShapesOtherThanBoxesAreRefusedByName) {
   const auto m = poisson(geometry::disk({0, 0}, 1), {"x", "y"}, "laplacian(u) + 1", "0");
   try {
