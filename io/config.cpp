@@ -173,6 +173,54 @@ geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
 
 }  // namespace
 
+const options::Declaration<SolverOptions>& solver_options() {
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  static const options::Declaration<SolverOptions> d = [] {
+    options::Declaration<SolverOptions> d;
+    d.add(options::choice("type", {"pinn", "petsc"}, "pinn",
+                          "`pinn`: train the network; `petsc`: finite differences on a PETSc DMDA "
+                          "(boxes only; SNES, or TS for a time coordinate), written as a run."),
+          &SolverOptions::type);
+    d.add(at_least(3, key("grid", T::integers, "[65]",
+                          "petsc: points per spatial axis, ends included (a periodic axis: n "
+                          "points, the upper end being the lower); one value: every axis.")),
+          &SolverOptions::grid);
+    d.add(key("options", T::string, "",
+              "petsc: PETSc options (`-snes_monitor -ksp_type gmres`; `-help` lists those the "
+              "solve reads); PETSC_OPTIONS from the environment comes after them."),
+          &SolverOptions::options);
+    d.add(at_least(0, key("time_step", T::number, "0",
+                          "petsc, time-dependent: the time step (0: the smallest grid spacing, "
+                          "at most the interval between output.time_steps levels).")),
+          &SolverOptions::time_step);
+    return d;
+  }();
+  return d;
+}
+
+const options::Declaration<ReferenceSolver>& reference_solver_options() {
+  using options::at_least;
+  using options::key;
+  using T = options::Key::Type;
+  static const options::Declaration<ReferenceSolver> d = [] {
+    options::Declaration<ReferenceSolver> d;
+    d.add(options::choice("solver", {"none", "petsc"}, "none",
+                          "`petsc`: solve the problem classically first (finite differences on "
+                          "a PETSc DMDA, as `solver: {type: petsc}`) and validate against that "
+                          "solution."),
+          &ReferenceSolver::solver);
+    d.add(at_least(3, key("grid", T::integers, "[129]",
+                          "solver petsc: points per spatial axis of the reference's grid.")),
+          &ReferenceSolver::grid);
+    d.add(key("options", T::string, "", "solver petsc: PETSc options for the reference's solve."),
+          &ReferenceSolver::options);
+    return d;
+  }();
+  return d;
+}
+
 const options::Declaration<OutputOptions>& output_options() {
   using options::at_least;
   using options::key;
@@ -660,14 +708,34 @@ void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
         r.fail(n["data"]["fields"] ? n["data"]["fields"] : n["data"], "reference.data.fields",
                "'" + f + "' is not a field of this problem");
   }
+  read_declared(reference_solver_options(), n, run.reference_solver);
+  if (run.reference_solver.solver != "none") {
+    if (ref.exact != "none" || !ref.expressions.empty() || ref.data)
+      r.fail(n["solver"], "reference.solver",
+             "give one reference: the classical solution, or exact, expressions or data");
+    const std::size_t space = run.spec.math.context.spatial().size();
+    if (run.reference_solver.grid.size() != 1 && run.reference_solver.grid.size() != space)
+      r.fail(n["grid"], "reference.grid",
+             "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
+                 "), got " + std::to_string(run.reference_solver.grid.size()));
+  }
   const YAML::Node t = c["training"];
-  if (run.target_error > 0 && !ref.any())
+  if (run.target_error > 0 && !ref.any() && run.reference_solver.solver == "none")
     r.fail(t["target_error"], "training.target_error",
            "needs a reference to measure the error against (reference.exact, expressions or "
            "data)");
   if (run.target_error > 0 && ref.every < 1)
     r.fail(t["target_error"], "training.target_error",
            "needs reference.every > 0 (the error is only measured at the end otherwise)");
+}
+
+void build_solver(const Reader& r, const YAML::Node& n, RunConfig& run) {
+  read_declared(solver_options(), n, run.solver);
+  const std::size_t space = run.spec.math.context.spatial().size();
+  if (run.solver.grid.size() != 1 && run.solver.grid.size() != space)
+    r.fail(n["grid"], "solver.grid",
+           "give one count (every axis) or one per spatial axis (" + std::to_string(space) +
+               "), got " + std::to_string(run.solver.grid.size()));
 }
 
 void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
@@ -832,6 +900,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_decomposition(r, c["decomposition"], run);
   build_training(r, c, run);
   build_reference(r, c, run);
+  build_solver(r, c["solver"], run);
   build_output(r, c["output"], run);
   check_sizes(r, c, run);
   return run;

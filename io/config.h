@@ -55,6 +55,25 @@ struct OutputOptions {
 // The keys of `output` (every member but `dir`'s default, runs/NAME, which needs the run's name).
 const options::Declaration<OutputOptions>& output_options();
 
+// How to solve (the `solver` section): the PINN (training), or a classical solver on a grid
+// (solvers/classical: finite differences on PETSc; `jetpde run` then writes the same outputs).
+struct SolverOptions {
+  std::string type = "pinn";  // pinn | petsc
+  std::vector<int> grid{65};  // petsc: points per spatial axis (one value: every axis)
+  std::string options;        // petsc: PETSc options ("-snes_monitor -ksp_type gmres")
+  double time_step = 0;       // petsc, time-dependent: the step (0: the smallest grid spacing)
+};
+const options::Declaration<SolverOptions>& solver_options();
+
+// A classical solution as the reference (`reference: {solver: petsc, grid: [...]}`): a PINN run
+// solves the problem on the grid first and validates against it (history.csv, summary.json).
+struct ReferenceSolver {
+  std::string solver = "none";  // none | petsc
+  std::vector<int> grid{129};
+  std::string options;
+};
+const options::Declaration<ReferenceSolver>& reference_solver_options();
+
 struct RunConfig {
   std::string name;
   std::string source;   // the config file
@@ -73,6 +92,8 @@ struct RunConfig {
   int threads = 0;
   Reference reference;
   OutputOptions output;
+  SolverOptions solver;
+  ReferenceSolver reference_solver;
 };
 
 // Reads, overrides, validates and converts. UserError for a file that cannot be read or parsed

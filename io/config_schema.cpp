@@ -173,7 +173,10 @@ Ptr build_schema() {
                                                     solvers::weighting_options().keys())},
                              solvers::training_options().keys())),
        group("reference", T::object, "What to measure the error against.",
-             with_data_source(solvers::reference_options().keys())),
+             options::merged(with_data_source(solvers::reference_options().keys()),
+                             reference_solver_options().keys())),
+       group("solver", T::object, "How to solve: train the PINN, or a classical solver.",
+             solver_options().keys()),
        group("output", T::object, "What the run writes.", output_options().keys())});
 }
 

@@ -14,6 +14,10 @@
 #include "io/grid_output.h"
 #include "io/progress.h"
 #include "io/text_file.h"
+#include "solvers/grid.h"
+#ifdef JETPDE_HAVE_CLASSICAL
+#include "solvers/classical/classical.h"
+#endif
 
 namespace jetpde::io {
 namespace {
@@ -47,7 +51,9 @@ void prepare_folder(const std::string& dir) {
       fs::remove(e.path(), ec);
 }
 
-void write_summary(const std::string& path, const RunConfig& c, const RunReport& r) {
+void write_summary(const std::string& path, const RunConfig& c, const RunReport& r,
+                   const nlohmann::ordered_json* solver = nullptr,
+                   const nlohmann::ordered_json* reference_solver = nullptr) {
   const solvers::Solution& s = r.solution;
   nlohmann::ordered_json j;
   j["name"] = c.name;
@@ -58,7 +64,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["steps"] = res.steps;
   if (s.resumed_from() >= 0) j["resumed_from_step"] = s.resumed_from();
   j["loss"] = res.loss;
-  nlohmann::ordered_json losses;
+  nlohmann::ordered_json losses = nlohmann::ordered_json::object();  // {} for a classical solve
   for (const auto& [slot, loss] : s.losses()) losses[slot] = loss;
   j["losses"] = losses;
   j["metrics"] = s.metrics();
@@ -77,6 +83,8 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
   j["files"] = r.files;
+  if (solver) j["solver"] = *solver;
+  if (reference_solver) j["reference_solver"] = *reference_solver;
   // A name that is not UTF-8 (a file name from another system) is written with U+FFFD for the
   // bytes that are not: summary.json is still written. (The config's texts are checked up front.)
   write_text_atomically(path,
@@ -93,6 +101,161 @@ std::string computed_part(const std::string& resolved) {
   if (c["training"] && c["training"].IsMap()) c["training"].remove("max_time");
   return dump(c);
 }
+
+#ifdef JETPDE_HAVE_CLASSICAL
+// The points an exact solution is compared with (solvers::Reference::points 0): a grid over the
+// bounding box, 256, 101 x 101 or 31^3 spatial points, 101 time levels.
+MatrixD validation_grid(const geometry::Geometry& domain, bool has_time) {
+  const int space = domain.dim() - (has_time ? 1 : 0);
+  const int counts = space == 1 ? 256 : space == 2 ? 101 : 31;
+  std::vector<int> dims;
+  std::vector<double> times;
+  const MatrixD xs = solvers::spatial_grid(domain, {.counts = {counts}, .time_steps = 101},
+                                           has_time, &dims, &times);
+  return has_time ? solvers::with_times(xs, times) : xs;
+}
+
+solvers::Metrics compare(const MatrixD& u, const MatrixD& ref,
+                         const std::vector<std::string>& fields) {
+  solvers::Metrics m = solvers::error_metrics(u, ref);
+  if (fields.size() > 1)
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      const auto col = static_cast<Eigen::Index>(f);
+      m["rel_l2_" + fields[f]] = solvers::error_metrics(u.col(col), ref.col(col)).at("rel_l2");
+    }
+  return m;
+}
+
+std::string scientific(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3e", v);
+  return buffer;
+}
+
+// `solver: {type: petsc}`: the problem solved by finite differences (solvers/classical), written
+// like a trained run: config.yaml, the fields on the output grid, summary.json (with the solve's
+// iterations, residual norms and time under "solver"). No checkpoint or history: nothing trains.
+RunReport run_classical(const RunConfig& c, const RunOptions& o) {
+  const solvers::Communicator& comm =
+      o.communicator ? *o.communicator : solvers::serial_communicator();
+  const bool writer = comm.rank() == 0;
+  const double started = solvers::clock_seconds();
+  const classical::Options options{.grid = c.solver.grid,
+                                   .petsc_options = c.solver.options,
+                                   .time_levels = c.output.time_steps,
+                                   .time_step = c.solver.time_step,
+                                   .parallel = comm.size() > 1};
+  const auto in_config = [&](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const UserError& e) {
+      throw UserError(c.source + ": solver (petsc): " + e.what());
+    }
+  };
+  // What the solver refuses is found before the run folder is touched. What a PINN config builds
+  // into its network (hard constraints, periodic inputs) are conditions here.
+  solvers::ExactSolution exact;
+  solvers::Mathematics math;
+  in_config([&] {
+    math = classical::with_pinn_conditions(c.spec.math, c.spec.pinn);
+    classical::check(math, options);
+    exact = classical::exact_solution(c.reference, math);
+  });
+  if (writer) prepare_folder(c.output.dir);
+  comm.barrier();
+  const std::string config_text = dump(c.resolved);
+  if (writer) write_text_atomically(c.output.dir + "/config.yaml", config_text);
+  classical::Result solved;
+  in_config([&] { solved = classical::solve(math, options); });
+  const classical::Report& rep = solved.report;
+  if (writer && !rep.unused_options.empty()) {
+    std::string names;
+    for (const std::string& n : rep.unused_options) names += (names.empty() ? "" : " ") + n;
+    std::fprintf(o.log, "jetpde: warning: PETSc did not use the options %s (misspelt?)\n",
+                 names.c_str());
+  }
+
+  // The error against the reference, as a trained run measures it (the data when given, else the
+  // exact solution on the validation grid).
+  const std::vector<std::string>& fields = c.spec.math.context.field_names();
+  const bool has_time = c.spec.math.context.time_index() >= 0;
+  solvers::TrainResult result;
+  long long compared = 0;
+  if (exact && !c.reference.data) {
+    const MatrixD points = validation_grid(*c.spec.math.domain, has_time);
+    result.metrics = compare(solved.solution->fields(points), exact(points), fields);
+    compared = points.rows();
+  } else if (c.reference.data) {
+    const solvers::PointData& data = *c.reference.data;
+    std::vector<Eigen::Index> columns;
+    for (const std::string& f : data.fields) columns.push_back(c.spec.math.context.field_index(f));
+    const MatrixD all = solved.solution->fields(data.points);
+    MatrixD u(all.rows(), static_cast<Eigen::Index>(columns.size()));
+    for (std::size_t k = 0; k < columns.size(); ++k)
+      u.col(static_cast<Eigen::Index>(k)) = all.col(columns[k]);
+    result.metrics = compare(u, data.values, data.fields);
+    compared = data.points.rows();
+  }
+  // A solve that did not converge ends as a training that met a non-finite loss does: its outputs
+  // are written, and `jetpde run` exits with status 3.
+  result.status = rep.converged ? solvers::TrainResult::Status::finished
+                                : solvers::TrainResult::Status::non_finite;
+  result.steps = rep.time_steps > 0 ? rep.time_steps : rep.iterations;
+  result.loss = rep.final_residual;
+  std::string grid;
+  for (const classical::Axis& a : solved.solution->axes())
+    grid += (grid.empty() ? "" : " x ") + std::to_string(a.n);
+  result.message =
+      "petsc (" + rep.method + ") on a " + grid +
+      " grid: " + (rep.converged ? "converged" : "did not converge") + " (" + rep.reason + ")" +
+      (rep.time_steps > 0
+           ? " after " + std::to_string(rep.time_steps) + " time steps"
+           : " in " + std::to_string(rep.iterations) + " Newton iterations, residual " +
+                 scientific(rep.initial_residual) + " -> " + scientific(rep.final_residual)) +
+      ", " + std::to_string(rep.unknowns) + " unknowns";
+  result.seconds = result.run_seconds = rep.seconds;
+
+  RunReport report{.dir = c.output.dir,
+                   .solution = solvers::Solution(solved.solution, result, exact, compared)};
+  report.ranks = comm.size();
+  report.files = {"config.yaml"};
+  if (!writer) return report;
+  const double t2 = solvers::clock_seconds();
+  const std::vector<std::string> grid_files =
+      write_grid_output(report.solution, c.output.dir,
+                        {.grid = {c.output.grid, c.output.time_steps},
+                         .quantities = c.output.quantities,
+                         .residuals = c.output.residuals,
+                         .vtk = c.output.vtk,
+                         .hdf5 = c.output.hdf5,
+                         .exact = exact});
+  report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
+  report.files.push_back("summary.json");
+  report.output_seconds = solvers::clock_seconds() - t2;
+  nlohmann::ordered_json s;
+  s["type"] = "petsc";
+  s["method"] = rep.method;
+  s["converged"] = rep.converged;
+  s["reason"] = rep.reason;
+  std::vector<int> counts;
+  for (const classical::Axis& a : solved.solution->axes()) counts.push_back(a.n);
+  s["grid"] = counts;
+  s["unknowns"] = rep.unknowns;
+  s["iterations"] = rep.iterations;
+  s["linear_iterations"] = rep.linear_iterations;
+  if (has_time) s["time_steps"] = rep.time_steps;
+  if (!has_time) {
+    s["function_evaluations"] = rep.function_evaluations;
+    s["residual_norm"] = {{"initial", rep.initial_residual}, {"final", rep.final_residual}};
+  }
+  s["seconds"] = rep.seconds;
+  s["options"] = c.solver.options;
+  s["unused_options"] = rep.unused_options;
+  s["setup_and_solve_seconds"] = t2 - started;
+  write_summary(c.output.dir + "/summary.json", c, report, &s);
+  return report;
+}
+#endif
 
 }  // namespace
 
@@ -126,13 +289,69 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
   return s;
 }
 
+#ifdef JETPDE_HAVE_CLASSICAL
+// `reference: {solver: petsc}`: the classical solution, solved now, as the reference's function;
+// `record` gets what summary.json says of it.
+solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
+                                           nlohmann::ordered_json* record, bool parallel) {
+  const classical::Options options{.grid = c.reference_solver.grid,
+                                   .petsc_options = c.reference_solver.options,
+                                   .time_levels = c.output.time_steps,
+                                   .parallel = parallel};
+  classical::Result solved;
+  try {
+    solved = classical::solve(classical::with_pinn_conditions(c.spec.math, c.spec.pinn), options);
+  } catch (const UserError& e) {
+    throw UserError(c.source + ": reference.solver (petsc): " + e.what());
+  }
+  const classical::Report& rep = solved.report;
+  if (!rep.converged)
+    throw UserError(c.source + ": reference.solver (petsc): " + rep.method + " did not converge (" +
+                    rep.reason + "): no reference to validate against");
+  std::vector<int> counts;
+  for (const classical::Axis& a : solved.solution->axes()) counts.push_back(a.n);
+  std::string grid;
+  for (int n : counts) grid += (grid.empty() ? "" : " x ") + std::to_string(n);
+  std::fprintf(log, "jetpde: reference: petsc (%s) on a %s grid: %s in %.2f s\n",
+               rep.method.c_str(), grid.c_str(), rep.reason.c_str(), rep.seconds);
+  (*record)["solver"] = "petsc";
+  (*record)["method"] = rep.method;
+  (*record)["reason"] = rep.reason;
+  (*record)["grid"] = counts;
+  (*record)["iterations"] = rep.iterations;
+  if (rep.time_steps > 0) (*record)["time_steps"] = rep.time_steps;
+  (*record)["seconds"] = rep.seconds;
+  std::shared_ptr<const classical::GridSolution> solution = solved.solution;
+  return [solution](const MatrixD& points) { return solution->fields(points); };
+}
+#endif
+
 RunReport run(const RunConfig& c, const RunOptions& o) {
+  if (c.solver.type == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    return run_classical(c, o);
+#else
+    throw UserError(c.source +
+                    ": solver.type: petsc: this jetpde was built without PETSc "
+                    "(install petsc-dev, or scripts/bootstrap.sh, and configure again)");
+#endif
+  }
   const solvers::Communicator& comm =
       o.communicator ? *o.communicator : solvers::serial_communicator();
   const bool writer = comm.rank() == 0;  // the rank that writes the run folder and the log
   solvers::SolveOptions options = solve_options(c, o);
   // The time budget counts from here: the problem's compilation is part of a batch job's time.
   options.started_at = solvers::clock_seconds();
+  nlohmann::ordered_json reference_record;
+  if (c.reference_solver.solver == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    options.reference.function = classical_reference(c, o.log, &reference_record, comm.size() > 1);
+#else
+    throw UserError(c.source +
+                    ": reference.solver: petsc: this jetpde was built without PETSc "
+                    "(install petsc-dev, or scripts/bootstrap.sh, and configure again)");
+#endif
+  }
   const std::string config_text = dump(c.resolved);
   CheckpointFile checkpoint(c.output.dir + "/checkpoint.h5", config_text, c.seed, comm);
   options.checkpoint = &checkpoint;
@@ -195,18 +414,53 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
   report.files.push_back("summary.json");
   report.output_seconds = solvers::clock_seconds() - t2;
-  write_summary(c.output.dir + "/summary.json", c, report);
+  write_summary(c.output.dir + "/summary.json", c, report, nullptr,
+                reference_record.empty() ? nullptr : &reference_record);
   return report;
 }
 
 LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides) {
   const std::string config = dir + "/config.yaml", checkpoint = dir + "/checkpoint.h5";
-  for (const std::string& f : {config, checkpoint})
-    if (!fs::exists(f))
-      throw UserError("'" + dir + "' is not a run folder: no " + fs::path(f).filename().string());
+  if (!fs::exists(config)) throw UserError("'" + dir + "' is not a run folder: no config.yaml");
   const std::string trained_precision =
       load_run_config(config).resolved["precision"].as<std::string>();
   RunConfig run_config = load_run_config(config, overrides);
+  if (run_config.solver.type == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    // A classical run keeps no state: its solution is solved again from config.yaml (a direct,
+    // deterministic solve: the same numbers, in the seconds the run took).
+    const classical::Options options{.grid = run_config.solver.grid,
+                                     .petsc_options = run_config.solver.options,
+                                     .time_levels = run_config.output.time_steps,
+                                     .time_step = run_config.solver.time_step};
+    classical::Result solved;
+    solvers::ExactSolution exact;
+    try {
+      const solvers::Mathematics math =
+          classical::with_pinn_conditions(run_config.spec.math, run_config.spec.pinn);
+      exact = classical::exact_solution(run_config.reference, math);
+      solved = classical::solve(math, options);
+    } catch (const UserError& e) {
+      throw UserError(config + ": solver (petsc): " + e.what());
+    }
+    solvers::TrainResult result;
+    result.steps =
+        solved.report.time_steps > 0 ? solved.report.time_steps : solved.report.iterations;
+    result.seconds = result.run_seconds = solved.report.seconds;
+    const int steps = result.steps;
+    run_config.resolved["precision"] = "fp64";  // what the grid solution is evaluated in
+    return {.config = std::move(run_config),
+            .trained_precision = "fp64",
+            .solution = solvers::Solution(solved.solution, std::move(result), std::move(exact)),
+            .step = steps};
+#else
+    throw UserError("'" + dir +
+                    "' holds a classical (petsc) run, and this jetpde was built "
+                    "without PETSc");
+#endif
+  }
+  if (!fs::exists(checkpoint))
+    throw UserError("'" + dir + "' is not a run folder: no checkpoint.h5");
   // Relative data paths in config.yaml were resolved against the original config's folder.
   solvers::ProblemSpec spec = run_config.spec;
   choose_device(run_config, spec, stderr);

@@ -20,6 +20,13 @@
 //   summary.json    status, steps and timings (this part and the whole run), final losses and
 //                   metrics, trainable constants, the backend and precision that ran
 //
+// With `solver: {type: petsc}` the problem is solved classically instead (solvers/classical:
+// finite differences on a PETSc DMDA) and the folder holds config.yaml, the fields and
+// summary.json (its "solver" entry: method, converged reason, iterations, residual norms, grid,
+// seconds); the report's solution is then a Solution over the grid solution. With
+// `reference: {solver: petsc}` a PINN run solves classically first and validates against that
+// (summary.json's "reference_solver" records the solve).
+//
 // Training stops early on training.max_time, training.target_error or an interrupt
 // (RunOptions::interrupt); each writes everything a finished run writes, with its status.
 #pragma once
@@ -90,7 +97,9 @@ struct LoadedRun {
   int step = 0;                   // the checkpoint's
 };
 // `overrides` (as --set gives them) change what the run folder's config.yaml says about the
-// output (export's --grid, --time-steps, --quantities), checked like the config itself.
+// output (export's --grid, --time-steps, --quantities), checked like the config itself. A
+// classical (solver: petsc) folder has no checkpoint: its solution is solved again from
+// config.yaml.
 LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overrides = {});
 
 // The config's device choice applied to a problem spec (solvers::choose_device): the backend, and

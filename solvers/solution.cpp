@@ -67,30 +67,56 @@ Solution::Solution(std::unique_ptr<Problem> problem, Eigen::VectorXd theta, Exac
                     " parameters but the problem's network has " + std::to_string(n));
 }
 
+Solution::Solution(std::shared_ptr<const FieldSource> source, TrainResult result,
+                   ExactSolution exact, long long validation_points)
+    : source_(std::move(source)),
+      exact_(std::move(exact)),
+      result_(std::move(result)),
+      validation_points_(validation_points),
+      train_seconds_(result_.seconds) {
+  if (!source_) throw UserError("Solution: no field source");
+}
+
+Problem& Solution::problem() const {
+  if (!problem_)
+    throw UserError("this solution was computed by a classical solver: it has no network problem");
+  return *problem_;
+}
+
 Solution::Solution(Solution&&) noexcept = default;
 Solution& Solution::operator=(Solution&&) noexcept = default;
 Solution::~Solution() = default;
 
-const geometry::Geometry& Solution::domain() const { return *problem_->math().domain; }
+const geometry::Geometry& Solution::domain() const {
+  return source_ ? source_->domain() : *problem_->math().domain;
+}
 
 const std::vector<std::string>& Solution::coordinate_names() const {
+  if (source_) return source_->coordinate_names();
   return problem_->math().domain->coordinate_names();
 }
 
 const std::vector<std::string>& Solution::field_names() const {
+  if (source_) return source_->field_names();
   return problem_->math().context.field_names();
 }
 
-bool Solution::has_time() const { return problem_->math().context.time_index() >= 0; }
+bool Solution::has_time() const {
+  return source_ ? source_->has_time() : problem_->math().context.time_index() >= 0;
+}
 
-MatrixD Solution::fields(const MatrixD& points) const { return problem_->evaluate(theta_, points); }
+MatrixD Solution::fields(const MatrixD& points) const {
+  return source_ ? source_->fields(points) : problem_->evaluate(theta_, points);
+}
 
 MatrixD Solution::evaluate(const MatrixD& points,
                            const std::vector<std::string>& expressions) const {
+  if (source_) return source_->evaluate(points, expressions);
   return problem_->evaluate_expressions(theta_, points, expressions);
 }
 
 std::vector<std::pair<std::string, std::string>> Solution::residuals() const {
+  if (source_) return source_->residuals();
   const Mathematics& math = problem_->math();
   std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t e = 0; e < math.equations.size(); ++e)
@@ -105,12 +131,14 @@ std::vector<std::pair<std::string, std::string>> Solution::residuals() const {
 
 std::map<std::string, double> Solution::parameters() const {
   std::map<std::string, double> out;
+  if (source_) return out;
   for (const equations::Symbol* s : problem_->math().context.symbols(equations::SymbolKind::param))
     out[s->name] = problem_->param(theta_, s->name);
   return out;
 }
 
 std::vector<std::pair<std::string, double>> Solution::losses() const {
+  if (source_) return {};
   const Objective& objective = problem_->objective();
   std::vector<std::pair<std::string, double>> out;
   const auto& names = objective.slot_names();
@@ -121,10 +149,13 @@ std::vector<std::pair<std::string, double>> Solution::losses() const {
 }
 
 std::string Solution::precision() const {
+  if (source_) return "fp64";
   return compiler::precision_name(
       compiler::resolve_auto(problem_->spec().compile.pipeline.precision));
 }
 
-compiler::Backend Solution::backend() const { return problem_->objective().executable().backend(); }
+compiler::Backend Solution::backend() const {
+  return source_ ? compiler::Backend::cpu : problem_->objective().executable().backend();
+}
 
 }  // namespace jetpde::solvers

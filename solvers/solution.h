@@ -83,12 +83,19 @@ class FieldSource {
 
 // A trained (or loaded) network solution: the Problem and its parameters theta, with what
 // training reported. Made by solve() (solve.h), or from a problem and a theta (a run folder's
-// checkpoint: io::load_run), then without history or result.
+// checkpoint: io::load_run), then without history or result. Or a solution computed another way
+// (a classical solve on a grid, solvers/classical): its fields then come from that FieldSource.
 class Solution : public FieldSource {
  public:
   // UserError when theta does not have the problem's parameter count. `exact` (optional) is the
   // reference's exact solution, kept for writers (<field>_exact arrays).
   Solution(std::unique_ptr<Problem> problem, Eigen::VectorXd theta, ExactSolution exact = {});
+  // A solution that is not a network: fields, expressions and residuals are `source`'s; `result`
+  // says how its solve went (steps: its iterations; run_seconds and seconds: its time). It has no
+  // problem (problem() is a UserError), no trained constants and no loss terms; it ran in fp64 on
+  // the CPU.
+  Solution(std::shared_ptr<const FieldSource> source, TrainResult result, ExactSolution exact = {},
+           long long validation_points = 0);
   Solution(Solution&&) noexcept;
   Solution& operator=(Solution&&) noexcept;
   ~Solution() override;
@@ -103,7 +110,10 @@ class Solution : public FieldSource {
   std::vector<std::pair<std::string, std::string>> residuals() const override;
   const Model* model() const override { return &problem_->model(); }
 
-  Problem& problem() const { return *problem_; }
+  // UserError for a solution that is not a network's (other_source()).
+  Problem& problem() const;
+  // The FieldSource of a solution computed another way; null for a network's.
+  const FieldSource* other_source() const { return source_.get(); }
   const Eigen::VectorXd& theta() const { return theta_; }
   const ExactSolution& exact() const { return exact_; }
 
@@ -129,6 +139,7 @@ class Solution : public FieldSource {
  private:
   friend class Solver;
   std::unique_ptr<Problem> problem_;
+  std::shared_ptr<const FieldSource> source_;  // instead of a problem
   Eigen::VectorXd theta_;
   ExactSolution exact_;
   TrainResult result_;

@@ -87,7 +87,7 @@ TEST(Config, OverridesWithSet) {
       "test.yaml: netwrok: unknown key (known here: name, seed, precision, device, "
       "require_device, threads, geometry, fields, constants, parameters, "
       "definitions, equations, conditions, hard_constraints, network, decomposition, sampling, "
-      "parallel, training, reference, output)");
+      "parallel, training, reference, solver, output)");
 }
 
 TEST(Config, MalformedYamlNamesTheLine) {

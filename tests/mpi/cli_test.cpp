@@ -121,6 +121,43 @@ TEST_F(MpiRun, TwoRanksWriteOneRunFolderFollowOneRankAndRepeat) {
   EXPECT_TRUE(io::read_checkpoint(again + "/checkpoint.h5").state.theta == cb.state.theta);
 }
 
+#if JETPDE_HAVE_PETSC
+// solver: {type: petsc} under mpirun: the DMDA is split over the ranks (a direct solve by MUMPS
+// instead of PETSc's own LU), rank 0 writes one run folder, and the solution is one process's to
+// the solver's tolerance.
+TEST_F(MpiRun, AClassicalSolveSplitsItsGridOverTheRanks) {
+  const auto config = [&](const std::string& out) {
+    return write(out + ".yaml",
+                 "geometry: {type: rectangle, min: [0, 0], max: [1, 1]}\n"
+                 "equations: [{expression: laplacian(u) + 5*pi^2*sin(2*pi*x)*sin(pi*y)}]\n"
+                 "conditions:\n"
+                 "  - {kind: dirichlet, on: x == 0 or x == 1 or y == 0, value: x*y}\n"
+                 "  - {kind: neumann, on: top, value: x - pi*sin(2*pi*x)}\n"
+                 "solver: {type: petsc, grid: [49, 41]}\n"
+                 "reference: {expressions: {u: sin(2*pi*x)*sin(pi*y) + x*y}}\n"
+                 "output: {dir: " +
+                     path(out) + ", grid: [21]}\n");
+  };
+  const auto rel_l2 = [&](const std::string& out) {
+    const std::string summary = read(path(out) + "/summary.json");
+    const std::size_t at = summary.find("\"rel_l2\": ");
+    return at == std::string::npos ? -1.0 : std::stod(summary.substr(at + 10));
+  };
+  const Output a = jetpde(0, "run " + config("one"));
+  ASSERT_EQ(a.status, 0) << a.text;
+  for (int ranks : {2, 3}) {
+    const std::string out = "ranks" + std::to_string(ranks);
+    const Output b = jetpde(ranks, "run " + config(out));
+    ASSERT_EQ(b.status, 0) << b.text;
+    EXPECT_EQ(count(b.text, "relative L2 error against"), 1u) << b.text;
+    EXPECT_NE(read(path(out) + "/summary.json").find("\"ranks\": " + std::to_string(ranks)),
+              std::string::npos);
+    ASSERT_GT(rel_l2("one"), 0) << read(path("one") + "/summary.json");
+    EXPECT_NEAR(rel_l2(out), rel_l2("one"), 1e-8 * rel_l2("one"));
+  }
+}
+#endif
+
 TEST_F(MpiRun, AnErrorOnOneRankEndsEveryRankWithItsMessage) {
   // Rank 0 alone fails (its checkpoint cannot be written: a folder is in the way) while rank 1
   // trains on into the next collective: both must end, with the message.

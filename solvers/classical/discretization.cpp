@@ -1,0 +1,360 @@
+#include "solvers/classical/discretization.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "autodiff/errors.h"
+#include "geometry/boundary.h"
+#include "geometry/box.h"
+#include "geometry/time_product.h"
+
+namespace jetpde::classical {
+namespace {
+
+using solvers::Condition;
+
+std::string number_text(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return std::string("(") + buffer + ")";
+}
+
+// The residual a boundary condition imposes, as text of the equation language (solvers/spec.h).
+std::string condition_text(const Condition& c) {
+  const std::string u = c.field, g = "(" + c.value + ")";
+  switch (c.kind) {
+    case Condition::Kind::dirichlet:
+      return u + " - " + g;
+    case Condition::Kind::neumann:
+      return "dot(n, grad(" + u + ")) - " + g;
+    case Condition::Kind::robin:
+      return number_text(c.alpha) + "*" + u + " + " + number_text(c.beta) + "*dot(n, grad(" + u +
+             ")) - " + g;
+    case Condition::Kind::residual:
+      return c.expression;
+    default:
+      return "";
+  }
+}
+
+// A face of the box: the spatial axis and side (0: lower, 1: upper) of an axis-aligned normal.
+int face_of(const double* normal, int spatial_dim) {
+  for (int a = 0; a < spatial_dim; ++a)
+    if (std::abs(normal[a]) > 0.5) return 2 * a + (normal[a] > 0 ? 1 : 0);
+  return -1;  // a time face
+}
+
+}  // namespace
+
+Discretization::Discretization(const solvers::Mathematics& m, const std::vector<int>& grid)
+    : math(m), ctx(m.context) {
+  solvers::check_mathematics(math);
+  // The shape: a box, or a box times a time interval.
+  const geometry::Geometry& domain = *math.domain;
+  const geometry::AxisBox* box = dynamic_cast<const geometry::AxisBox*>(&domain);
+  if (const auto* product = dynamic_cast<const geometry::TimeProduct*>(&domain)) {
+    box = dynamic_cast<const geometry::AxisBox*>(product->space().get());
+    if (!box)
+      throw UserError(
+          "the petsc solver discretizes boxes only (finite differences on a DMDA), "
+          "and this domain's space is " +
+          product->space()->describe() + ": use the PINN solver for it, or a box");
+  }
+  if (!box)
+    throw UserError(
+        "the petsc solver discretizes boxes only (finite differences on a DMDA), "
+        "and the domain is " +
+        domain.describe() + ": use the PINN solver for it, or a box");
+  time = ctx.time_index();
+  const geometry::Bounds bounds = domain.bounds();
+  if (time >= 0) {
+    t0 = bounds.lo.back();
+    t1 = bounds.hi.back();
+  }
+  dim = static_cast<int>(ctx.spatial().size());
+  dof = static_cast<int>(ctx.field_names().size());
+  if (dim < 1 || dim > 3)
+    throw UserError("the petsc solver's grids have 1, 2 or 3 spatial axes; this problem has " +
+                    std::to_string(dim));
+  if (grid.size() != 1 && static_cast<int>(grid.size()) != dim)
+    throw UserError("solver.grid: " + std::to_string(grid.size()) + " counts for a problem of " +
+                    std::to_string(dim) +
+                    " spatial axes (give one for every axis, or one per axis)");
+
+  // Periodic axes, from the periodic conditions.
+  std::vector<bool> periodic(static_cast<std::size_t>(dim), false);
+  const std::vector<int> spatial = ctx.spatial();
+  for (std::size_t k = 0; k < math.conditions.size(); ++k) {
+    const Condition& c = math.conditions[k];
+    if (c.kind != Condition::Kind::periodic) continue;
+    const int ci = ctx.coordinate_index(c.coordinate);
+    const auto it = std::find(spatial.begin(), spatial.end(), ci);
+    if (it == spatial.end())
+      throw UserError(solvers::condition_label(c, k) +
+                      ": the petsc solver makes spatial axes "
+                      "periodic; '" +
+                      c.coordinate + "' is not one");
+    periodic[static_cast<std::size_t>(it - spatial.begin())] = true;
+  }
+  for (int a = 0; a < dim; ++a) {
+    Axis axis;
+    axis.lo = bounds.lo[static_cast<std::size_t>(a)];
+    axis.hi = bounds.hi[static_cast<std::size_t>(a)];
+    axis.n = grid.size() == 1 ? grid[0] : grid[static_cast<std::size_t>(a)];
+    axis.periodic = periodic[static_cast<std::size_t>(a)];
+    if (axis.n < 3)
+      throw UserError("solver.grid: " + std::to_string(axis.n) + " points on the " +
+                      ctx.spatial_names()[static_cast<std::size_t>(a)] + " axis; at least 3");
+    axis.h = (axis.hi - axis.lo) / (axis.periodic ? axis.n : axis.n - 1);
+    axes.push_back(axis);
+  }
+
+  // The equations: one per field, each giving the rows of its field.
+  if (math.equations.size() != static_cast<std::size_t>(dof))
+    throw UserError(
+        "the petsc solver needs one equation per field: " + std::to_string(math.equations.size()) +
+        " equations for " + std::to_string(dof) + " fields");
+  std::vector<int> max_order(static_cast<std::size_t>(dim), 0), eq_order = max_order;
+  has_time_derivative.assign(static_cast<std::size_t>(dof), false);
+  for (std::size_t e = 0; e < math.equations.size(); ++e) {
+    const std::string name = math.equation_names.empty() ? "" : math.equation_names[e];
+    equations.push_back(equations::parse(math.equations[e], ctx, name));
+    const std::string where = "equation " + std::to_string(e + 1) + " '" + math.equations[e] + "'";
+    const ExprNeeds needs = expr_needs(equations.back().core, ctx, where);
+    if (!needs.params.empty())
+      throw UserError(where + ": trainable parameter '" + needs.params.front() +
+                      "' has no value in a classical solve (make it a constant)");
+    if (needs.normal) throw UserError(where + ": the normal n is only defined on the boundary");
+    has_time_derivative[e] = needs.time_derivative;
+    box_stencil = box_stencil || needs.mixed;
+    for (int a = 0; a < dim; ++a) {
+      const int k = needs.max_order[static_cast<std::size_t>(a)];
+      if (k > 2 && !axes[static_cast<std::size_t>(a)].periodic)
+        throw UserError(where + ": derivatives of order " + std::to_string(k) + " along the " +
+                        "non-periodic " + ctx.spatial_names()[static_cast<std::size_t>(a)] +
+                        " axis need two conditions per boundary point, which the petsc solver "
+                        "does not place yet (periodic axes take them)");
+      eq_order[static_cast<std::size_t>(a)] = std::max(eq_order[static_cast<std::size_t>(a)], k);
+    }
+  }
+
+  // The conditions on the boundary, and the initial values.
+  initial.resize(static_cast<std::size_t>(dof));
+  has_initial.assign(static_cast<std::size_t>(dof), false);
+  struct Face {
+    int face;
+    std::function<bool(geometry::Point, geometry::Point)> keep;
+  };
+  std::vector<std::vector<Face>> faces;  // per entry of `conditions`
+  for (std::size_t k = 0; k < math.conditions.size(); ++k) {
+    const Condition& c = math.conditions[k];
+    const std::string label = solvers::condition_label(c, k);
+    if (c.at.rows() > 0)
+      throw UserError(label +
+                      ": conditions at fixed points (`at`) are not placed on the petsc "
+                      "solver's grid yet");
+    switch (c.kind) {
+      case Condition::Kind::periodic:
+        continue;
+      case Condition::Kind::initial_value: {
+        const int f = ctx.field_index(c.field);
+        initial[static_cast<std::size_t>(f)] = equations::parse(c.value, ctx, label);
+        has_initial[static_cast<std::size_t>(f)] = true;
+        continue;
+      }
+      case Condition::Kind::initial_rate:
+      case Condition::Kind::data:
+        throw UserError(label + ": the petsc solver does not take " +
+                        solvers::condition_kind_name(c.kind) + " conditions");
+      default:
+        break;
+    }
+    if (ctx.field_index(c.field) < 0)
+      throw UserError(label + ": the petsc solver puts a condition on the rows of its field; '" +
+                      c.field + "' is not a field");
+    conditions.push_back(equations::parse(condition_text(c), ctx, label));
+    condition_source.push_back(k);
+    const ExprNeeds needs = expr_needs(conditions.back().core, ctx, label);
+    if (!needs.params.empty())
+      throw UserError(label + ": trainable parameter '" + needs.params.front() +
+                      "' has no value in a classical solve (make it a constant)");
+    box_stencil = box_stencil || needs.mixed;
+    for (int a = 0; a < dim; ++a)
+      max_order[static_cast<std::size_t>(a)] = std::max(
+          max_order[static_cast<std::size_t>(a)], needs.max_order[static_cast<std::size_t>(a)]);
+    // The box faces the condition's piece holds (predicates checked point by point below).
+    const geometry::ResolvedPiece piece = geometry::resolve_piece(
+        domain, c.on.empty() ? geometry::BoundaryPiece::whole()
+                             : geometry::BoundaryPiece::parse(domain, c.on));
+    std::vector<Face> held;
+    for (const geometry::BoundaryPatch& patch : piece.patches) {
+      std::vector<double> u(static_cast<std::size_t>(std::max(patch.param_dim, 1)), 0.5),
+          point(static_cast<std::size_t>(patch.dim)), normal(static_cast<std::size_t>(patch.dim));
+      patch.map(u.data(), point.data(), normal.data());
+      const int face = face_of(normal.data(), dim);
+      if (face >= 0 && !axes[static_cast<std::size_t>(face / 2)].periodic)
+        held.push_back({face, patch.keep});
+    }
+    faces.push_back(std::move(held));
+  }
+  for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f)
+    if (has_time_derivative[f] && !has_initial[f])
+      throw UserError("field '" + ctx.field_names()[f] +
+                      "' has a time derivative but no "
+                      "initial_value condition: the time stepping has nowhere to start");
+
+  // Which residual each row holds. Dirichlet conditions first, then the others, each group in the
+  // problem's order; a point on several faces (a corner) takes the first that holds it.
+  std::vector<std::size_t> order;
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t c = 0; c < conditions.size(); ++c)
+      if ((math.conditions[condition_source[c]].kind == Condition::Kind::dirichlet) == (pass == 0))
+        order.push_back(c);
+  const long long n = points();
+  row.assign(static_cast<std::size_t>(n * dof), -1);
+  row_face.assign(static_cast<std::size_t>(n * dof), -1);
+  std::vector<std::size_t> used(conditions.size(), 0);
+  const double t_mid = 0.5 * (t0 + t1);
+  int index[3] = {0, 0, 0};
+  for (index[2] = 0; index[2] < count(2); ++index[2])
+    for (index[1] = 0; index[1] < count(1); ++index[1])
+      for (index[0] = 0; index[0] < count(0); ++index[0]) {
+        std::vector<int> on;  // the faces this point lies on
+        for (int a = 0; a < dim; ++a) {
+          const Axis& axis = axes[static_cast<std::size_t>(a)];
+          if (axis.periodic) continue;
+          if (index[a] == 0) on.push_back(2 * a);
+          if (index[a] == axis.n - 1) on.push_back(2 * a + 1);
+        }
+        if (on.empty()) continue;
+        // The point in the domain's coordinates (a time product: at mid-time, for predicates).
+        std::vector<double> point(static_cast<std::size_t>(domain.dim()), t_mid);
+        for (int a = 0; a < dim; ++a)
+          point[static_cast<std::size_t>(a)] =
+              axes[static_cast<std::size_t>(a)].coordinate(index[a]);
+        const long long p = natural(index);
+        for (std::size_t c : order) {
+          const int f = ctx.field_index(math.conditions[condition_source[c]].field);
+          const std::size_t r = static_cast<std::size_t>(p * dof + f);
+          if (row[r] >= 0) continue;
+          for (int face : on) {
+            bool holds = false;
+            std::vector<double> normal(static_cast<std::size_t>(domain.dim()), 0.0);
+            normal[static_cast<std::size_t>(face / 2)] = face % 2 ? 1.0 : -1.0;
+            for (const Face& h : faces[c])
+              if (h.face == face && (!h.keep || h.keep(point, normal))) holds = true;
+            if (!holds) continue;
+            row[r] = static_cast<std::int16_t>(c);
+            row_face[r] = static_cast<std::int8_t>(face);
+            ++used[c];
+            break;
+          }
+        }
+      }
+  for (std::size_t c = 0; c < conditions.size(); ++c)
+    if (used[c] == 0)
+      throw UserError(
+          solvers::condition_label(math.conditions[condition_source[c]], condition_source[c]) +
+          ": holds at no boundary point of the petsc solver's grid (a time face, a "
+          "periodic axis, or every point taken by an earlier condition)");
+  bool equation_on_boundary = false;
+  for (long long p = 0; p < n && !equation_on_boundary; ++p) {
+    int i[3] = {static_cast<int>(p % count(0)), static_cast<int>((p / count(0)) % count(1)),
+                static_cast<int>(p / (static_cast<long long>(count(0)) * count(1)))};
+    bool boundary = false;
+    for (int a = 0; a < dim; ++a)
+      boundary = boundary || (!axes[static_cast<std::size_t>(a)].periodic &&
+                              (i[a] == 0 || i[a] == axes[static_cast<std::size_t>(a)].n - 1));
+    if (!boundary) continue;
+    for (int f = 0; f < dof; ++f)
+      if (row[static_cast<std::size_t>(p * dof + f)] < 0) equation_on_boundary = true;
+  }
+
+  // The DMDA's stencil width: the farthest any row reaches. Interior equation rows are central;
+  // boundary rows (conditions, and equations where no condition holds) one-sided.
+  stencil_width = 1;
+  for (int a = 0; a < dim; ++a) {
+    const Axis& axis = axes[static_cast<std::size_t>(a)];
+    const int ke = eq_order[static_cast<std::size_t>(a)];
+    int reach = (ke + 1) / 2;
+    if (equation_on_boundary || axis.periodic) reach = std::max(reach, stencil_reach(axis, ke));
+    reach = std::max(reach, stencil_reach(axis, max_order[static_cast<std::size_t>(a)]));
+    stencil_width = std::max(stencil_width, reach);
+  }
+  evaluator = std::make_unique<StencilEvaluator>(axes, ctx);
+}
+
+long long Discretization::points() const {
+  long long n = 1;
+  for (const Axis& a : axes) n *= a.n;
+  return n;
+}
+
+std::vector<double> Discretization::coordinates(const int* index, double t) const {
+  std::vector<double> x(ctx.coordinate_names().size(), 0.0);
+  const std::vector<int> spatial = ctx.spatial();
+  for (int a = 0; a < dim; ++a)
+    x[static_cast<std::size_t>(spatial[static_cast<std::size_t>(a)])] =
+        axes[static_cast<std::size_t>(a)].coordinate(index[a]);
+  if (time >= 0) x[static_cast<std::size_t>(time)] = t;
+  return x;
+}
+
+void Discretization::residual(const GridArray& u, const GridArray* udot, double t, const int* lo,
+                              const int* hi, double* f) const {
+  EvalPoint p;
+  p.u = &u;
+  p.udot = udot;
+  double normal[3];
+  long long out = 0;
+  // The coordinates in place (no allocation per point): time once, the spatial ones per point.
+  p.coordinates.assign(ctx.coordinate_names().size(), 0.0);
+  if (time >= 0) p.coordinates[static_cast<std::size_t>(time)] = t;
+  const std::vector<int> spatial = ctx.spatial();
+  for (p.index[2] = lo[2]; p.index[2] < hi[2]; ++p.index[2])
+    for (p.index[1] = lo[1]; p.index[1] < hi[1]; ++p.index[1])
+      for (p.index[0] = lo[0]; p.index[0] < hi[0]; ++p.index[0]) {
+        for (int a = 0; a < dim; ++a)
+          p.coordinates[static_cast<std::size_t>(spatial[static_cast<std::size_t>(a)])] =
+              axes[static_cast<std::size_t>(a)].coordinate(p.index[a]);
+        const long long n = natural(p.index);
+        for (int c = 0; c < dof; ++c, ++out) {
+          const std::size_t r = static_cast<std::size_t>(n * dof + c);
+          if (row[r] < 0) {
+            p.normal = nullptr;
+            f[out] = (*evaluator)(equations[static_cast<std::size_t>(c)].core, p);
+          } else {
+            const int face = row_face[r];
+            for (int a = 0; a < 3; ++a) normal[a] = 0;
+            normal[face / 2] = face % 2 ? 1.0 : -1.0;
+            p.normal = normal;
+            f[out] = (*evaluator)(conditions[static_cast<std::size_t>(row[r])].core, p);
+          }
+        }
+      }
+}
+
+std::vector<double> Discretization::initial_values() const {
+  std::vector<double> values(static_cast<std::size_t>(points() * dof), 0.0);
+  std::vector<double> zeros(values.size(), 0.0);
+  GridArray u;
+  u.data = zeros.data();
+  u.dof = dof;
+  for (int a = 0; a < dim; ++a) u.size[a] = axes[static_cast<std::size_t>(a)].n;
+  EvalPoint p;
+  p.u = &u;
+  for (p.index[2] = 0; p.index[2] < count(2); ++p.index[2])
+    for (p.index[1] = 0; p.index[1] < count(1); ++p.index[1])
+      for (p.index[0] = 0; p.index[0] < count(0); ++p.index[0]) {
+        p.coordinates = coordinates(p.index, t0);
+        const long long n = natural(p.index);
+        for (int c = 0; c < dof; ++c)
+          if (has_initial[static_cast<std::size_t>(c)])
+            values[static_cast<std::size_t>(n * dof + c)] =
+                (*evaluator)(initial[static_cast<std::size_t>(c)].core, p);
+      }
+  return values;
+}
+
+}  // namespace jetpde::classical
