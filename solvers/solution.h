@@ -109,9 +109,7 @@ class Solution : public FieldSource {
                    const std::vector<std::string>& expressions) const override;
   std::vector<std::pair<std::string, std::string>> residuals() const override;
   // The network's model; another source's (null for a classical solution's grid).
-  const Model* model() const override {
-    return source_ ? source_->model() : &problem_->model();
-  }
+  const Model* model() const override { return source_ ? source_->model() : &problem_->model(); }
 
   // UserError for a solution that is not a network's (other_source()).
   Problem& problem() const;
