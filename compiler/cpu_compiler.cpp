@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -194,8 +195,13 @@ CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions&
   build.cache_hit = fs::exists(so);
   if (!build.cache_hit) {
     // Written under unique temporary names and renamed: a concurrent or interrupted build never
-    // leaves a half-written object under the final name.
-    const std::string tmp = (dir / ("tmp-" + key + "-" + std::to_string(getpid()))).string();
+    // leaves a half-written object under the final name. Unique per process and per build in
+    // it: threads of one process (ranks as threads, Python threads) may build the same key at
+    // once, and the first rename would take the other's file away.
+    static std::atomic<unsigned long> builds{0};
+    const std::string tmp =
+        (dir / ("tmp-" + key + "-" + std::to_string(getpid()) + "-" + std::to_string(builds++)))
+            .string();
     compile_to(compiler, source, tmp);
     fs::rename(tmp + ".so", so, ec);
     if (ec)

@@ -3,6 +3,7 @@
 #include <nvrtc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -132,9 +133,12 @@ CudaBinary compile_cuda(const std::string& source, const NvrtcOptions& o) {
     out.image = read_file(cached);
   } else {
     out.image = run_nvrtc(source, o, dir / ("failed-" + key + ".cu"));
-    // Written under a unique temporary name and renamed: a concurrent or interrupted build never
-    // leaves a half-written file under the final name.
-    const fs::path tmp = dir / ("tmp-" + key + "-" + std::to_string(getpid()));
+    // Written under a unique temporary name (per process and per build: threads of one process
+    // may build the same key at once) and renamed: a concurrent or interrupted build never leaves
+    // a half-written file under the final name.
+    static std::atomic<unsigned long> builds{0};
+    const fs::path tmp =
+        dir / ("tmp-" + key + "-" + std::to_string(getpid()) + "-" + std::to_string(builds++));
     write_file(tmp, out.image);
     fs::rename(tmp, cached, ec);
     if (ec)
