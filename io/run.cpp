@@ -135,6 +135,23 @@ std::string scientific(double v) {
 // `solver: {type: petsc}`: the problem solved by finite differences (solvers/classical), written
 // like a trained run: config.yaml, the fields on the output grid, summary.json (with the solve's
 // iterations, residual norms and time under "solver"). No checkpoint or history: nothing trains.
+// The fields on the output grid into the run folder (their files, then summary.json's name, to
+// report.files; the time to report.output_seconds): what every kind of run writes last.
+void write_fields(const RunConfig& c, const solvers::ExactSolution& exact, RunReport& report) {
+  const double t0 = solvers::clock_seconds();
+  const std::vector<std::string> grid_files =
+      write_grid_output(report.solution, c.output.dir,
+                        {.grid = {c.output.grid, c.output.time_steps},
+                         .quantities = c.output.quantities,
+                         .residuals = c.output.residuals,
+                         .vtk = c.output.vtk,
+                         .hdf5 = c.output.hdf5,
+                         .exact = exact});
+  report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
+  report.files.push_back("summary.json");
+  report.output_seconds = solvers::clock_seconds() - t0;
+}
+
 RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const solvers::Communicator& comm =
       o.communicator ? *o.communicator : solvers::serial_communicator();
@@ -220,18 +237,8 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   report.ranks = comm.size();
   report.files = {"config.yaml"};
   if (!writer) return report;
-  const double t2 = solvers::clock_seconds();
-  const std::vector<std::string> grid_files =
-      write_grid_output(report.solution, c.output.dir,
-                        {.grid = {c.output.grid, c.output.time_steps},
-                         .quantities = c.output.quantities,
-                         .residuals = c.output.residuals,
-                         .vtk = c.output.vtk,
-                         .hdf5 = c.output.hdf5,
-                         .exact = exact});
-  report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
-  report.files.push_back("summary.json");
-  report.output_seconds = solvers::clock_seconds() - t2;
+  const double t2 = solvers::clock_seconds();  // setup and solve end here
+  write_fields(c, exact, report);
   nlohmann::ordered_json s;
   s["type"] = "petsc";
   s["method"] = rep.method;
@@ -402,18 +409,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   report.files = {"config.yaml", "checkpoint.h5", "history.csv"};
   if (!writer) return report;  // the other ranks hold the same solution and write nothing
 
-  const double t2 = solvers::clock_seconds();
-  const std::vector<std::string> grid_files =
-      write_grid_output(report.solution, c.output.dir,
-                        {.grid = {c.output.grid, c.output.time_steps},
-                         .quantities = c.output.quantities,
-                         .residuals = c.output.residuals,
-                         .vtk = c.output.vtk,
-                         .hdf5 = c.output.hdf5,
-                         .exact = report.solution.exact()});
-  report.files.insert(report.files.end(), grid_files.begin(), grid_files.end());
-  report.files.push_back("summary.json");
-  report.output_seconds = solvers::clock_seconds() - t2;
+  write_fields(c, report.solution.exact(), report);
   write_summary(c.output.dir + "/summary.json", c, report, nullptr,
                 reference_record.empty() ? nullptr : &reference_record);
   return report;

@@ -15,6 +15,7 @@
 #include "solvers/problem.h"
 #include "solvers/solve.h"
 #include "tests/mpi/world.h"
+#include "tests/support/small_fbpinn.h"
 
 namespace jetpde::solvers {
 namespace {
@@ -172,25 +173,15 @@ TEST(Mpi, LocalPointsTrainOneModel) {
   o.communicator = &world();
   const Solution a = solve(spec, o);
   EXPECT_TRUE(same_on_every_rank(a.theta(), world()));
-  EXPECT_TRUE(std::isfinite(a.result().loss));
-  EXPECT_LT(a.metrics().at("rel_l2"), 1.0);
+  // It trains: the loss falls well below its start.
+  ASSERT_FALSE(a.history().empty());
+  EXPECT_LT(a.history().back().loss, 0.1 * a.history().front().loss);
 }
 
 // A decomposed problem (FBPINN, 4 subdomains over the ranks: each keeps the points of its own)
 // reaches its stated error on any rank count, with the same parameters everywhere.
 TEST(Mpi, AnFbpinnOnTheRanksReachesItsError) {
-  ProblemSpec spec;
-  spec.math.domain = geometry::interval(-std::numbers::pi, std::numbers::pi);
-  spec.math.context.fields({"u"}).coordinates({"x"});
-  spec.math.equations = {"u_x - cos(4*x)"};
-  spec.pinn.hard_constraints = {{.field = "u", .value = "0", .distance = "tanh(4*x)"}};
-  spec.pinn.interior_points = 400;
-  spec.pinn.network.hidden = {8, 8};
-  spec.pinn.sampling.method = geometry::SampleMethod::sobol;
-  spec.pinn.decomposition = {.method = DecompositionMethod::fbpinn,
-                             .subdomains = {4},
-                             .overlap = 0.5,
-                             .output_scale = 0.25};
+  ProblemSpec spec = jetpde::testing::small_fbpinn();
   spec.compile.cpu.cache_dir = ::testing::TempDir() + "jetpde-mpi-test-cache";
   SolveOptions o;
   o.stages = {{.name = "adam", .steps = 1500, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},

@@ -18,6 +18,7 @@
 #include "solvers/model.h"
 #include "solvers/problem.h"
 #include "solvers/trainer.h"
+#include "tests/support/small_fbpinn.h"
 #include "tests/support/user_error.h"
 
 namespace jetpde::solvers {
@@ -207,17 +208,7 @@ TEST(Decomposition, ResamplingKeepsTheGraphsLayout) {
 
 // u' = cos(4 x) on [-pi, pi], u(0) = 0 built in: 4 subdomains of 2 x 8 reach 1e-2.
 TEST(Decomposition, SmallFbpinnReachesItsError) {
-  ProblemSpec spec;
-  spec.math.domain = geometry::interval(-std::numbers::pi, std::numbers::pi);
-  spec.math.context.fields({"u"}).coordinates({"x"});
-  spec.math.equations = {"u_x - cos(4*x)"};
-  spec.pinn.hard_constraints = {{.field = "u", .value = "0", .distance = "tanh(4*x)"}};
-  spec.pinn.interior_points = 400;
-  spec.pinn.network.hidden = {8, 8};
-  spec.pinn.sampling.method = geometry::SampleMethod::sobol;
-  spec.pinn.decomposition = fbpinn({4}, 0.5);
-  spec.pinn.decomposition.output_scale = 0.25;
-  Problem p(spec);
+  Problem p(jetpde::testing::small_fbpinn());
   Eigen::VectorXd theta = p.initial_theta(0);
   Trainer t(p.objective(),
             {{.name = "adam", .steps = 1500, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
