@@ -1,6 +1,8 @@
 #include "solvers/communicator.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace jetpde::solvers {
 
@@ -28,6 +30,46 @@ std::vector<double> Communicator::gather(std::span<const double> values, int roo
   std::vector<double> all = allgather(values);
   if (rank() != root) all.clear();
   return all;
+}
+
+void Communicator::exchange(std::span<const Peer> peers) const {
+  // Every rank's messages as [to, count, values...] records, gathered by all; each keeps those
+  // addressed to it. Slow (everything goes everywhere) but needs nothing beyond allgather.
+  std::vector<double> mine;
+  for (const Peer& p : peers) {
+    mine.push_back(p.rank);
+    mine.push_back(static_cast<double>(p.send.size()));
+    mine.insert(mine.end(), p.send.begin(), p.send.end());
+  }
+  std::vector<double> counts(static_cast<std::size_t>(size()), 0.0);
+  counts[static_cast<std::size_t>(rank())] = static_cast<double>(mine.size());
+  allreduce_sum(counts);
+  const std::vector<double> all = allgather(mine);
+  std::size_t at = 0;
+  for (int from = 0; from < size(); ++from) {
+    const std::size_t end = at + static_cast<std::size_t>(counts[static_cast<std::size_t>(from)]);
+    while (at < end) {
+      const int to = static_cast<int>(all[at]);
+      const auto n = static_cast<std::size_t>(all[at + 1]);
+      at += 2;
+      if (to == rank())
+        for (const Peer& p : peers)
+          if (p.rank == from) {
+            if (p.receive.size() != n)
+              throw std::logic_error("Communicator::exchange: rank " + std::to_string(from) +
+                                     " sent " + std::to_string(n) + " values, " +
+                                     std::to_string(p.receive.size()) + " expected");
+            std::copy(all.begin() + static_cast<std::ptrdiff_t>(at),
+                      all.begin() + static_cast<std::ptrdiff_t>(at + n), p.receive.begin());
+          }
+      at += n;
+    }
+  }
+}
+
+void SerialCommunicator::exchange(std::span<const Peer> peers) const {
+  for (const Peer& p : peers)  // only to itself
+    std::copy(p.send.begin(), p.send.end(), p.receive.begin());
 }
 
 Share share_of(std::int64_t n, int rank, int size) {

@@ -37,8 +37,22 @@ class Communicator {
   virtual std::vector<double> allgather(std::span<const double> values) const;
   // The same on `root` only (empty elsewhere): what a writer on one rank needs from all.
   virtual std::vector<double> gather(std::span<const double> values, int root = 0) const;
+  // Point to point with a few peers (neighbours): each peer's `send` goes to rank `rank`, and
+  // `receive` (sized by the caller, as the peer's send to this rank is sized) is filled from it.
+  // Both sides list each other with matching sizes. Every rank calls it (with no peers if it has
+  // none): the default is a collective over all ranks built from allgather; MPI's talks to the
+  // peers only.
+  struct Peer {
+    int rank = 0;
+    std::span<const double> send;
+    std::span<double> receive;
+  };
+  virtual void exchange(std::span<const Peer> peers) const;
   // Wall seconds this process spent in collectives (waiting for the others included).
   virtual double seconds() const { return 0; }
+  // Values this process has put into messages: its part of every collective (n values for an
+  // allreduce of n) and everything it sent to peers. For the log and the scaling benchmark.
+  virtual double values_sent() const { return 0; }
 };
 
 // One process: rank 0 of 1, every collective a no-op.
@@ -56,6 +70,7 @@ class SerialCommunicator final : public Communicator {
   std::vector<double> gather(std::span<const double> v, int) const override {
     return {v.begin(), v.end()};
   }
+  void exchange(std::span<const Peer> peers) const override;
 };
 
 // The process-wide serial communicator (the default of Problem and Objective).

@@ -76,9 +76,28 @@ class MpiCommunicator final : public Communicator {
           "MPI_Gatherv");
     return all;
   }
+  void exchange(std::span<const Peer> peers) const override {
+    const Timer t(seconds_);
+    // All receives posted first, then the sends; one wait for all (no ordering between peers).
+    std::vector<MPI_Request> requests(2 * peers.size(), MPI_REQUEST_NULL);
+    for (std::size_t k = 0; k < peers.size(); ++k)
+      check(MPI_Irecv(peers[k].receive.data(), count(peers[k].receive.size()), MPI_DOUBLE,
+                      peers[k].rank, kExchangeTag, comm_, &requests[k]),
+            "MPI_Irecv");
+    for (std::size_t k = 0; k < peers.size(); ++k) {
+      check(MPI_Isend(peers[k].send.data(), count(peers[k].send.size()), MPI_DOUBLE, peers[k].rank,
+                      kExchangeTag, comm_, &requests[peers.size() + k]),
+            "MPI_Isend");
+      sent_ += static_cast<double>(peers[k].send.size());
+    }
+    check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+          "MPI_Waitall");
+  }
   double seconds() const override { return seconds_; }
+  double values_sent() const override { return sent_; }
 
  private:
+  static constexpr int kExchangeTag = 17;
   struct Timer {
     explicit Timer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
     ~Timer() {
@@ -110,6 +129,7 @@ class MpiCommunicator final : public Communicator {
   }
   void reduce(std::span<double> v, MPI_Op op) const {
     const Timer t(seconds_);
+    sent_ += static_cast<double>(v.size());
     check(MPI_Allreduce(MPI_IN_PLACE, v.data(), count(v.size()), MPI_DOUBLE, op, comm_),
           "MPI_Allreduce");
   }
@@ -117,6 +137,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   mutable double seconds_ = 0;
+  mutable double sent_ = 0;
 };
 
 }  // namespace

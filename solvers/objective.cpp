@@ -138,7 +138,20 @@ double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradie
   // slot losses and the gradient, each rank's part weighted by its share of the rows, summed.
   // Every rank then holds the same numbers, so every optimizer (a line search too) takes the
   // same step everywhere.
-  if (communicator_->size() > 1) {
+  if (exchanging_ && gradient) {  // the gradient by blocks among the neighbours
+    const std::size_t slots = slot_losses_.size();
+    // The last value: whether this rank's part of the gradient is finite (a rank that alone
+    // saw a NaN in a block its neighbours do not hold must not stop alone).
+    std::vector<double> extra(2 + slots);
+    extra[0] = loss;
+    for (std::size_t k = 0; k < slots; ++k) extra[1 + k] = slot_losses_[k] * share(k);
+    extra[1 + slots] = gradient->allFinite() ? 0.0 : 1.0;
+    exchange_->sum(*gradient, extra);
+    loss = extra[0];
+    std::copy(extra.begin() + 1, extra.begin() + 1 + static_cast<std::ptrdiff_t>(slots),
+              slot_losses_.begin());
+    if (extra[1 + slots] > 0) gradient->setConstant(std::nan(""));
+  } else if (communicator_->size() > 1) {
     const std::size_t slots = slot_losses_.size();
     const Eigen::Index n = gradient ? gradient->size() : 0;
     std::vector<double> all(1 + slots + static_cast<std::size_t>(n));
@@ -151,6 +164,19 @@ double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradie
     if (gradient) std::copy(all.begin() + 1 + slots, all.end(), gradient->data());
   }
   return loss;
+}
+
+void Objective::set_exchange(std::unique_ptr<ParameterExchange> exchange) {
+  if (exchange && exchange->blocks().empty())
+    throw InternalError("objective: a parameter exchange without blocks");
+  exchange_ = std::move(exchange);
+  exchanging_ = false;
+}
+
+void Objective::use_exchange(bool on) { exchanging_ = on && exchange_ != nullptr; }
+
+void Objective::synchronize(Eigen::VectorXd& theta) const {
+  if (exchanging_) exchange_->synchronize(theta);
 }
 
 std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& theta) {

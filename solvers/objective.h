@@ -20,6 +20,11 @@
 // points, whatever the shares (unequal ones included, or a small set every rank holds whole:
 // then each share is 1 / ranks). term_gradients and ntk_traces reduce the same way. Serial
 // (size 1) the shares are 1 and nothing is reduced.
+//
+// A decomposed model's gradient can go by a ParameterExchange instead (solvers/exchange.h): each
+// subdomain network's block summed over the ranks that hold it, the neighbours, while the loss
+// and the slot losses keep their allreduce. The trainer turns it on for stages without a line
+// search (Adam) and synchronizes the parameters wherever the whole vector is read.
 #pragma once
 
 #include <Eigen/Core>
@@ -34,6 +39,7 @@
 #include "compiler/executable.h"
 #include "nn/parameters.h"
 #include "solvers/communicator.h"
+#include "solvers/exchange.h"
 
 namespace jetpde::solvers {
 
@@ -86,6 +92,16 @@ class Objective {
   const compiler::Executable& executable() const;
   const Communicator& communicator() const { return *communicator_; }
 
+  // The neighbour exchange (see above): set once (Problem does, for a decomposed model on several
+  // ranks), then on or off. While on, evaluate() leaves the blocks a rank does not hold stale
+  // (zero gradient); synchronize() makes a vector whole again (a collective; nothing to do while
+  // off).
+  void set_exchange(std::unique_ptr<ParameterExchange> exchange);
+  const ParameterExchange* exchange() const { return exchange_.get(); }
+  void use_exchange(bool on);
+  bool exchanging() const { return exchanging_; }
+  void synchronize(Eigen::VectorXd& theta) const;
+
  private:
   void bind(compiler::Executable& exe, const Eigen::VectorXd& theta);
   Eigen::VectorXd gradient_from(const compiler::Executable& exe, std::size_t first) const;
@@ -106,6 +122,8 @@ class Objective {
   Bindings inputs_;
   std::vector<Var> term_losses_;  // per term, unweighted
   std::unique_ptr<compiler::Executable> step_, term_gradients_, probes_;
+  std::unique_ptr<ParameterExchange> exchange_;
+  bool exchanging_ = false;
 };
 
 }  // namespace jetpde::solvers

@@ -237,6 +237,8 @@ const options::Declaration<PinnOptions>& parallel_options() {
     d.add_choice("points", &PinnOptions::rank_points, rank_points_names(), "local",
                  "With several MPI ranks (every point count is a total): how each rank gets its "
                  "share.");
+    d.add_choice("exchange", &PinnOptions::exchange, gradient_exchange_names(), "neighbours",
+                 "With several MPI ranks and a decomposition: how the ranks sum the gradient.");
     return d;
   }();
   return d;

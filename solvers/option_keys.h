@@ -36,7 +36,8 @@ const options::Declaration<SolveOptions>& training_options();
 const options::Declaration<Decomposition>& decomposition_options();
 // The run's top-level keys of solvers: seed, device, require_device.
 const options::Declaration<SolveOptions>& run_options();
-// parallel: points (how MPI ranks share the point sets: PinnOptions::rank_points).
+// parallel: points (how MPI ranks share the point sets: PinnOptions::rank_points) and exchange
+// (how they sum a decomposed model's gradient: PinnOptions::exchange).
 const options::Declaration<PinnOptions>& parallel_options();
 
 }  // namespace jetpde::solvers

@@ -424,7 +424,6 @@ Bindings Problem::sample(std::uint64_t seed, bool with_data) const {
 
 void Problem::arrange(Bindings& points) const {
   if (!model_->decomposed()) return;
-  own_interior(points);
   // The point sets: the interior and each condition's points; their other inputs
   // (condition<k>_normals, _upper, _values) share their rows.
   std::vector<std::string> sets;
@@ -446,6 +445,7 @@ void Problem::arrange(Bindings& points) const {
     if (points.count(upper)) parts.push_back(upper);
     for (const auto& [name, value] : points)
       if (name.rfind(set + "_", 0) == 0 && name != upper) parts.push_back(name);
+    own_rows(points, parts);
     const MatrixD& at = points.at(set);
     // Each row's key: the regions of its points (and of its upper points).
     std::map<RegionKey, std::vector<Eigen::Index>> rows;
@@ -459,10 +459,14 @@ void Problem::arrange(Bindings& points) const {
       for (const auto& [key, list] : rows)
         quota.push_back({key, static_cast<Eigen::Index>(list.size())});
     const Bindings* last = arranged_.count(set) ? &arranged_.at(set) : nullptr;
+    // The graph's rows: the first arrangement's (a rank's own cells hold more or fewer of a
+    // new draw).
+    Eigen::Index rows_fixed = 0;
+    for (const auto& entry : quota) rows_fixed += entry.second;
     Bindings out;
     for (const std::string& part : parts) {
       const MatrixD& from = points.at(part);
-      MatrixD to(at.rows(), from.cols());
+      MatrixD to(rows_fixed, from.cols());
       Eigen::Index first = 0;
       for (const auto& [key, count] : quota) {
         const auto it = rows.find(key);
@@ -488,35 +492,56 @@ void Problem::arrange(Bindings& points) const {
   }
 }
 
-void Problem::own_interior(Bindings& points) const {
+void Problem::own_rows(Bindings& points, const std::vector<std::string>& parts) const {
   const int size = communicator_->size(), rank = communicator_->rank();
   const auto cells = static_cast<int>(model_->cells().size());
-  if (size == 1 || cells < size || !points.count(kInterior)) return;
-  // Every rank's interior points (their union is the whole draw, local or global), then the
-  // ones in this rank's cells.
-  const MatrixD& mine = points.at(kInterior);
-  const Eigen::Index cols = mine.cols();
-  std::vector<double> flat(static_cast<std::size_t>(mine.size()));
-  for (Eigen::Index i = 0; i < mine.rows(); ++i)
-    for (Eigen::Index a = 0; a < cols; ++a)
-      flat[static_cast<std::size_t>(i * cols + a)] = mine(i, a);
+  if (size == 1 || cells < size) return;
+  // Every rank's rows of the set (its points and the inputs that share their rows, side by
+  // side), then the rows whose point lies in this rank's cells.
+  Eigen::Index cols = 0;
+  const Eigen::Index n = points.at(parts[0]).rows();
+  for (const std::string& part : parts) cols += points.at(part).cols();
+  std::vector<double> flat(static_cast<std::size_t>(n * cols));
+  for (Eigen::Index i = 0, c0 = 0; i < n; ++i, c0 = 0)
+    for (const std::string& part : parts) {
+      const MatrixD& m = points.at(part);
+      for (Eigen::Index a = 0; a < m.cols(); ++a)
+        flat[static_cast<std::size_t>(i * cols + c0++)] = m(i, a);
+    }
+  std::vector<double> counts(static_cast<std::size_t>(size), 0.0);
+  counts[static_cast<std::size_t>(rank)] = static_cast<double>(n);
+  communicator_->allreduce_sum(counts);
   const std::vector<double> all = communicator_->allgather(flat);
-  const auto rows = static_cast<Eigen::Index>(all.size()) / cols;
+  const auto rows = static_cast<Eigen::Index>(all.size()) / std::max<Eigen::Index>(cols, 1);
+  // A set every rank holds whole (fewer rows than ranks: a point condition) stays as it is.
+  bool whole = true;
+  for (int r = 1; r < size && whole; ++r)
+    whole = counts[static_cast<std::size_t>(r)] == counts[0] &&
+            std::equal(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n * cols),
+                       all.begin() + static_cast<std::ptrdiff_t>(r * n * cols));
   std::vector<Eigen::Index> owned;
-  for (Eigen::Index i = 0; i < rows; ++i)
-    if (Model::owner(model_->cell_of(&all[static_cast<std::size_t>(i * cols)]), cells, size) ==
-        rank)
-      owned.push_back(i);
-  // A rank whose cells hold no point (a cell in a hole of the domain) would have an empty set:
-  // then every rank keeps the share it drew (decided by all).
-  std::vector<double> none{owned.empty() ? 1.0 : 0.0};
+  if (!whole)
+    for (Eigen::Index i = 0; i < rows; ++i)
+      if (Model::owner(model_->cell_of(&all[static_cast<std::size_t>(i * cols)]), cells, size) ==
+          rank)
+        owned.push_back(i);
+  // A rank whose cells hold no row of the set (a condition on a face of other ranks' cells, a
+  // cell in a hole of the domain) would have an empty set: then every rank keeps the share it
+  // drew (decided by all).
+  std::vector<double> none{whole || owned.empty() ? 1.0 : 0.0};
   communicator_->allreduce_max(none);
   if (none[0] > 0) return;
-  MatrixD out(static_cast<Eigen::Index>(owned.size()), cols);
-  for (std::size_t k = 0; k < owned.size(); ++k)
-    for (Eigen::Index a = 0; a < cols; ++a)
-      out(static_cast<Eigen::Index>(k), a) = all[static_cast<std::size_t>(owned[k] * cols + a)];
-  points[kInterior] = std::move(out);
+  Eigen::Index c0 = 0;
+  for (const std::string& part : parts) {
+    const Eigen::Index width = points.at(part).cols();
+    MatrixD out(static_cast<Eigen::Index>(owned.size()), width);
+    for (std::size_t k = 0; k < owned.size(); ++k)
+      for (Eigen::Index a = 0; a < width; ++a)
+        out(static_cast<Eigen::Index>(k), a) =
+            all[static_cast<std::size_t>(owned[k] * cols + c0 + a)];
+    points[part] = std::move(out);
+    c0 += width;
+  }
 }
 
 void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
@@ -697,6 +722,7 @@ void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
     pde_params_.push_back(s->name);
   }
   objective_ = std::make_unique<Objective>(std::move(terms), params, spec_.compile, *communicator_);
+  set_exchange();
   add_distances(points);
   objective_->set_inputs(points);
   // A chunked term's weight is shared by its chunks.
@@ -707,6 +733,49 @@ void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
     slot_weights.push_back(term_weights_[static_cast<std::size_t>(t)] / chunks);
   }
   objective_->set_weights(slot_weights);
+}
+
+void Problem::set_exchange() {
+  const int size = communicator_->size(), rank = communicator_->rank();
+  if (!model_->decomposed() || size == 1 || spec_.pinn.exchange != GradientExchange::neighbours)
+    return;
+  // Which networks this rank's rows reach (every point input's layout), then every rank's.
+  const std::size_t boxes = model_->boxes().size();
+  std::vector<double> reach(boxes * static_cast<std::size_t>(size), 0.0);
+  for (const auto& [input, layout] : model_graph_->layouts)
+    for (const RowBlock& b : layout)
+      if (b.count > 0)
+        for (int j : b.region)
+          reach[static_cast<std::size_t>(rank) * boxes + static_cast<std::size_t>(j)] = 1;
+  communicator_->allreduce_sum(reach);
+  std::map<std::string, const nn::ParameterLayout::Entry*> entries;
+  for (const auto& e : objective_->layout().entries()) entries[e.name] = &e;
+  std::vector<ParameterBlock> blocks;
+  const auto cells = static_cast<int>(model_->cells().size());
+  for (std::size_t j = 0; j < boxes; ++j) {
+    ParameterBlock block{.name = "sd" + std::to_string(j)};
+    for (int r = 0; r < size; ++r)
+      if (reach[static_cast<std::size_t>(r) * boxes + j] > 0) block.holders.push_back(r);
+    // A network no point reaches (a box over a hole of the domain) keeps its initial values
+    // with its cell's owner.
+    if (block.holders.empty())
+      block.holders.push_back(Model::owner(static_cast<int>(j), cells, size));
+    for (const Var& p : model_graph_->networks()[j]->params()) {
+      const nn::ParameterLayout::Entry& e = *entries.at(p.node().attrs.name);
+      block.ranges.push_back({e.offset, e.shape.size()});
+      entries.erase(p.node().attrs.name);
+    }
+    blocks.push_back(std::move(block));
+  }
+  // The rest (the PDE's trainable constants) every rank holds.
+  if (!entries.empty()) {
+    ParameterBlock rest{.name = "shared"};
+    for (int r = 0; r < size; ++r) rest.holders.push_back(r);
+    for (const auto& [name, e] : entries) rest.ranges.push_back({e->offset, e->shape.size()});
+    blocks.push_back(std::move(rest));
+  }
+  objective_->set_exchange(std::make_unique<ParameterExchange>(
+      std::move(blocks), objective_->layout().size(), *communicator_));
 }
 
 Var Problem::fields_at(const ModelGraph& net, Var at) const {

@@ -181,13 +181,18 @@ class Problem {
   // (quotas_): the graph's shapes and layouts stay. A region short of points this time keeps
   // rows of the last arrangement for the rest. Nothing for one network.
   void arrange(Bindings& points) const;
-  // With several ranks and at least as many subdomain cells: the interior points of all ranks
-  // pooled, each rank keeping those in its own cells (Model::owner); rows then differ between
-  // ranks, which the objective's shares weight. The conditions' points stay as drawn.
-  void own_interior(Bindings& points) const;
+  // With several ranks and at least as many subdomain cells: a point set's rows (`parts`: the
+  // points first, then the inputs sharing their rows) of all ranks pooled, each rank keeping
+  // those whose point is in its own cells (Model::owner), so that its rows reach its own and
+  // its neighbours' networks only. Rows then differ between ranks, which the objective's shares
+  // weight. A set held whole by every rank, or one some rank would get no row of, stays as drawn.
+  void own_rows(Bindings& points, const std::vector<std::string>& parts) const;
   // xpinn: each interface's points, drawn on its face inside the domain with `seed`, bound to
   // "interface<k>_a" and "_b" (the same points, seen from either side's network).
   void sample_interfaces(std::uint64_t seed, Bindings& out) const;
+  // A decomposed model on several ranks (parallel.exchange neighbours): the objective's
+  // ParameterExchange, each network's block held by the ranks whose rows reach it.
+  void set_exchange();
   // xpinn: the continuity terms over all interfaces (solution, flux, residual), with weights.
   void interface_terms(const Bindings& points, std::vector<LossTerm>& terms);
 

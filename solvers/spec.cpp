@@ -137,6 +137,20 @@ const options::EnumTable<RankPoints>& rank_points_names() {
   return table;
 }
 
+namespace {
+constexpr std::array<options::EnumName<GradientExchange>, 2> kExchanges{{
+    {GradientExchange::neighbours, "neighbours",
+     "a decomposed model's gradient summed per subdomain network among the ranks whose points "
+     "reach it (stages without a line search)"},
+    {GradientExchange::allreduce, "allreduce", "the whole gradient summed over all ranks"},
+}};
+}  // namespace
+
+const options::EnumTable<GradientExchange>& gradient_exchange_names() {
+  static constexpr options::EnumTable<GradientExchange> table("parallel.exchange", kExchanges);
+  return table;
+}
+
 const ConditionKind& condition_kind(Condition::Kind kind) {
   for (const ConditionKind& k : kKinds)
     if (k.kind == kind) return k;

@@ -205,6 +205,13 @@ struct ConditionOptions {
 enum class RankPoints { local, global };
 const options::EnumTable<RankPoints>& rank_points_names();
 
+// How the ranks sum a decomposed model's gradient (solvers/exchange.h). neighbours: each subdomain
+// network's block among the ranks that hold it, in stages without a line search (L-BFGS's search
+// takes dot products of the whole vector, so its stages all-reduce); allreduce: the whole vector
+// over all ranks in every stage. A model of one network always all-reduces.
+enum class GradientExchange { neighbours, allreduce };
+const options::EnumTable<GradientExchange>& gradient_exchange_names();
+
 // Domain decomposition (solvers/model.h): none is one network over the whole domain.
 // decomposition_method_names(): solvers/model.h.
 enum class DecompositionMethod { none, fbpinn, xpinn };
@@ -235,6 +242,7 @@ struct PinnOptions {
   int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
   std::string param_prefix = "pde_";
   RankPoints rank_points = RankPoints::local;
+  GradientExchange exchange = GradientExchange::neighbours;
 
   // Condition k's options (the defaults when `conditions` is empty).
   ConditionOptions condition(std::size_t k) const {

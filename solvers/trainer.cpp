@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <variant>
 
 #include "autodiff/errors.h"
 #include "nn/detail/names.h"
@@ -281,6 +282,23 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   const Evaluate evaluate = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
     return objective_.evaluate(x, &g);
   };
+  // A decomposed model on several ranks: stages without a line search sum the gradient among
+  // neighbours (Objective::use_exchange); whatever reads the whole parameter vector (resampling,
+  // validation, a checkpoint, the next stage) makes it whole first. Every rank does so at the
+  // same steps: the conditions are the step's, the same everywhere.
+  objective_.use_exchange(!fixed_objective);
+  const auto whole = [&](OptimizerState* state) {
+    if (!objective_.exchanging()) return;
+    objective_.synchronize(theta);
+    if (state)  // Adam's moments: a vector per parameter (std::map: the same order everywhere)
+      for (auto& [name, value] : state->values)
+        if (auto* v = std::get_if<Eigen::VectorXd>(&value); v && v->size() == theta.size())
+          objective_.synchronize(*v);
+  };
+  const auto end_exchange = [&] {
+    whole(nullptr);
+    objective_.use_exchange(false);
+  };
   // The fallback when the loss stops being finite. An optimizer whose step reports the loss at
   // the parameters it started from (Adam) learns that they were finite only then: the last
   // finite ones are those before its previous step, and so is the state that goes with them
@@ -293,8 +311,10 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   const int first = start ? start->stage_step : 0;
   for (int k = first; k < stage.steps; ++k) {
     if (!fixed_objective) {
-      if (resampler_ && step > 0 && step % resample_every_ == 0)
+      if (resampler_ && step > 0 && step % resample_every_ == 0) {
+        whole(nullptr);
         objective_.set_inputs(resampler_(step, theta));
+      }
       if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
         update_weights(theta, step);
       objective_.set_weights(slot_weights());
@@ -314,12 +334,15 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       // The last checkpoint holds the kept parameters (and the optimizer as it was with them),
       // not those of an earlier periodic save.
       if (checkpointer_) {
+        OptimizerState kept_state = fall_back ? last_good_state : optimizer->state();
+        whole(&kept_state);
         TrainerState state =
             snapshot(kept_step, static_cast<int>(si), fall_back ? k - 1 : k, theta);
-        state.optimizer = fall_back ? last_good_state : optimizer->state();
+        state.optimizer = std::move(kept_state);
         state.loss = loss;
         checkpointer_(state);
       }
+      end_exchange();
       result.steps = step;
       result.loss = loss;
       return false;
@@ -332,19 +355,24 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     }
     ++step;
     const bool last = final_stage && (k + 1 == stage.steps || optimizer->finished());
+    if (validation_ && (step % validation_every_ == 0 || last)) whole(nullptr);
     const Stop stop = after_step(info_now(step, stage.name, s.loss, s.learning_rate), theta, last);
     // The state is copied (parameters, optimizer, point sets) only on the steps that save it.
     if (checkpoint_due(step, last || stop != Stop::none)) {
+      OptimizerState optimizer_state = optimizer->state();
+      whole(&optimizer_state);
       TrainerState state = snapshot(step, static_cast<int>(si), k + 1, theta);
-      state.optimizer = optimizer->state();
+      state.optimizer = std::move(optimizer_state);
       state.loss = s.loss;
       checkpointer_(state);
     }
     if (stop != Stop::none) {
+      end_exchange();
       set_stopped(stop, stage, step, s.loss, result);
       return false;
     }
   }
+  end_exchange();
   endings_ +=
       (endings_.empty() ? "" : "; ") + stage.name + ": " + optimizer->ending(stage.steps, loss);
   result.loss = loss;

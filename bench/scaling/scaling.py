@@ -39,11 +39,17 @@ The model (one Adam step = one evaluation of the objective; solvers/objective.cp
                  as built (docs/design.md section 9): each rank trains on its own subdomains'
                  points but holds every subdomain's network; the gradient allreduce carries all,
                  T(N, 8 (1 + slots + S p)): the message grows with the rank count.
-                 neighbour exchange (designed, not built): each rank holds its own networks and
-                 exchanges, per neighbouring subdomain, the values at the interface/overlap points,
-                 8 m c bytes (m points, c values a point: fields and their Taylor streams), the
-                 neighbours one after the other, k (alpha + 8 m c / beta), then the gradient
-                 contributions back, the same again; plus T(N, 8 (1 + slots)) and the stop vote.
+                 neighbour exchange (built, parallel.exchange: neighbours; solvers/exchange.h):
+                 a grid of one subdomain per rank in d dimensions (--dimensions), boxes reaching
+                 into the next cells only: each network's gradient block is held by the h =
+                 min(3^d, N) ranks around it, a rank holds h blocks and exchanges with the
+                 k = min(5^d - 1, N - 1) ranks within two cells, sending h (h - 1) p values per
+                 step, all messages posted at once: k alpha + 8 h (h - 1) p / beta (one link, its
+                 bandwidth shared); plus T(N, 8 (2 + slots)) (the loss, the slots, the finiteness
+                 flag) and the stop vote. With h = N every block is everyone's and goes by the
+                 allreduce, as built. Validation and resampling steps add a synchronization (one
+                 allreduce of all S p parameters) every so many steps, left out here like the
+                 validation itself.
   compute        a + b p at p points per rank, fitted on the 1-rank runs; the ranks are assumed to
                  be balanced (no waiting) and each on cores of its own.
   efficiency     strong: t(1) / (N t(N)), t(N) = a + b P / N + comm(N); weak: t(1) / t(N).
@@ -317,12 +323,16 @@ def decomposed_built_comm(n_ranks, p_sub, slots, alpha, beta):
     return data_parallel_comm(n_ranks, 8 * (1 + slots + n_ranks * p_sub), alpha, beta)
 
 
-def decomposed_halo_comm(n_ranks, args, slots, alpha, beta):
-    """The designed neighbour exchange: values out, gradient contributions back."""
+def decomposed_halo_comm(n_ranks, args, p_sub, slots, alpha, beta):
+    """The neighbour exchange as built: each gradient block among the ranks that hold it."""
     if n_ranks <= 1:
         return 0.0
-    halo = 2 * args.neighbours * (alpha + 8 * args.interface_points * args.interface_values / beta)
-    return halo + allreduce_time(n_ranks, 8 * (1 + slots), alpha, beta) + vote_time(n_ranks, alpha)
+    holders = min(3 ** args.dimensions, n_ranks)
+    if holders == n_ranks:  # every block is everyone's: the allreduce of all, as built
+        return decomposed_built_comm(n_ranks, p_sub, slots, alpha, beta)
+    peers = min(5 ** args.dimensions - 1, n_ranks - 1)
+    halo = peers * alpha + 8 * holders * (holders - 1) * p_sub / beta
+    return halo + allreduce_time(n_ranks, 8 * (2 + slots), alpha, beta) + vote_time(n_ranks, alpha)
 
 
 def project(args, a, b, p_strong, p_weak, params, slots, alpha, beta):
@@ -334,7 +344,7 @@ def project(args, a, b, p_strong, p_weak, params, slots, alpha, beta):
         ts = a + b * p_strong / n + comm
         tw = t1w + comm
         tdb = t1w + decomposed_built_comm(n, params, slots, alpha, beta)
-        tdh = t1w + decomposed_halo_comm(n, args, slots, alpha, beta)
+        tdh = t1w + decomposed_halo_comm(n, args, params, slots, alpha, beta)
         rows.append({"ranks": n, "strong_points": p_strong, "strong_seconds_per_step": ts,
                      "strong_efficiency": t1s / (n * ts),
                      "strong_communication_fraction": comm / ts,
@@ -390,11 +400,8 @@ def main():
                     help="points of the projection (strong: in all, weak: per rank; default: the "
                     "measured runs')")
     ap.add_argument("--parameters", type=int, help="parameter count (default: from the config)")
-    ap.add_argument("--interface-points", type=int, default=256,
-                    help="decomposed model: interface/overlap points per neighbour")
-    ap.add_argument("--interface-values", type=int, default=6,
-                    help="decomposed model: values per interface point (fields x derivatives)")
-    ap.add_argument("--neighbours", type=int, default=4, help="decomposed model: neighbours")
+    ap.add_argument("--dimensions", type=int, default=2,
+                    help="decomposed model: the subdomain grid's dimensions (one subdomain a rank)")
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     ap.add_argument("--model-only", action="store_true",
                     help="no runs: the projection from OUT/scaling.json's measured figures")
@@ -548,15 +555,12 @@ def main():
     proj = project(args, a, b, p_strong, p_weak, params, slots, args.latency, args.bandwidth)
     res["model"] = {"latency_s": args.latency, "bandwidth_Bps": args.bandwidth,
                     "bytes_per_step": n_bytes, "compute_fixed_s": a, "compute_per_point_s": b,
-                    "interface_points": args.interface_points,
-                    "interface_values": args.interface_values, "neighbours": args.neighbours,
-                    "projection": proj}
+                    "decomposed_dimensions": args.dimensions, "projection": proj}
     print(f"\nProjection (alpha {fmt_s(args.latency)}, beta {args.bandwidth / 1e9:g} GB/s; "
           f"strong: {p_strong} points in all, weak: {p_weak} per rank; decomposed: a network of "
-          f"{params} parameters per rank, the exchange {args.neighbours} neighbours x "
-          f"{args.interface_points} points x {args.interface_values} values):")
+          f"{params} parameters per rank on a {args.dimensions}-D grid of subdomains):")
     table(["ranks", "strong s/step", "strong eff.", "strong comm", "weak s/step", "weak eff.",
-           "weak comm", "decomposed (built) weak eff.", "decomposed (exchange) weak eff."],
+           "weak comm", "decomposed (allreduce) weak eff.", "decomposed (neighbours) weak eff."],
           [[r["ranks"], fmt_s(r["strong_seconds_per_step"]), f"{r['strong_efficiency']:.2f}",
             f"{100 * r['strong_communication_fraction']:.1f}%", fmt_s(r["weak_seconds_per_step"]),
             f"{r['weak_efficiency']:.2f}", f"{100 * r['weak_communication_fraction']:.1f}%",

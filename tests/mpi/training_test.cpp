@@ -2,16 +2,19 @@
 // points split over the ranks, and training that gives every rank the same parameters, repeats
 // bit for bit, and follows the one-rank run over the same points to rounding, with Adam and
 // L-BFGS, resampling, RAD, causal weighting, loss weighting and validation all on; and a
-// decomposed problem over the ranks reaches its error.
+// decomposed problem over the ranks reaches its error, with the neighbour exchange following the
+// allreduce and resuming bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
 #include <numeric>
+#include <variant>
 #include <vector>
 
 #include "geometry/box.h"
 #include "geometry/time_product.h"
+#include "solvers/exchange.h"
 #include "solvers/problem.h"
 #include "solvers/solve.h"
 #include "tests/mpi/world.h"
@@ -192,6 +195,105 @@ TEST(Mpi, AnFbpinnOnTheRanksReachesItsError) {
   const Solution a = solve(spec, o);
   EXPECT_TRUE(same_on_every_rank(a.theta(), world()));
   EXPECT_LT(a.metrics().at("rel_l2"), 1e-2) << a.result().message;
+}
+
+// The neighbour exchange (parallel.exchange: neighbours, the default for a decomposed model):
+// 4 subdomains per rank in a row, each network's gradient summed among the ranks whose points
+// reach it. A rank's peers are the ranks of the cells next to its own, and what it sends per
+// step is its border networks', however many subdomains there are in all (the allreduce sends
+// the whole vector). Adam with validation and resampling (both read the whole parameter vector)
+// follows the all-reduced run to rounding, and every rank ends with the same parameters.
+TEST(Mpi, TheNeighbourExchangeFollowsTheAllreduce) {
+  ProblemSpec spec = jetpde::testing::small_fbpinn();
+  spec.compile.cpu.cache_dir = ::testing::TempDir() + "jetpde-mpi-test-cache";
+  const int size = world().size(), rank = world().rank();
+  spec.pinn.decomposition.subdomains = {4 * size};
+  {
+    Problem p(spec, world());
+    const ParameterExchange* x = p.objective().exchange();
+    if (size == 1) {
+      EXPECT_EQ(x, nullptr) << "one rank needs no exchange";
+    } else {
+      ASSERT_NE(x, nullptr);
+      // The two blocks next to each border between two ranks' cells are held by both.
+      std::vector<int> expected;
+      for (int q : {rank - 1, rank + 1})
+        if (q >= 0 && q < size) expected.push_back(q);
+      if (size == 2) expected.clear();  // both ranks hold them: they go with the allreduce
+      EXPECT_EQ(x->peers(), expected);
+      const Eigen::Index per_network = p.objective().layout().size() / (4 * size);
+      EXPECT_LE(x->values_per_sum(2), 4 * per_network + 2) << "rank " << rank;
+    }
+  }
+  SolveOptions o;
+  o.stages = {{.name = "adam", .steps = 120, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}}};
+  o.reference.expressions = {{"u", "sin(4*x)/4"}};
+  o.reference.every = 40;
+  o.resample_every = 50;
+  o.device = Device::cpu;
+  o.communicator = &world();
+  const double before = world().values_sent();
+  const Solution a = solve(spec, o);
+  const double neighbours = world().values_sent() - before;
+  spec.pinn.exchange = GradientExchange::allreduce;
+  const Solution b = solve(spec, o);
+  const double allreduce = world().values_sent() - before - neighbours;
+  EXPECT_TRUE(same_on_every_rank(a.theta(), world())) << "the ranks' parameters differ";
+  ASSERT_EQ(a.history().size(), b.history().size());
+  double worst = 0;
+  for (std::size_t k = 0; k < a.history().size(); ++k)
+    worst = std::max(
+        worst, std::abs(a.history()[k].loss - b.history()[k].loss) / std::abs(b.history()[k].loss));
+  EXPECT_LT(worst, 1e-9) << "largest relative difference of the loss over the steps";
+  EXPECT_LT((a.theta() - b.theta()).norm(), 1e-8 * b.theta().norm());
+  EXPECT_NEAR(a.metrics().at("rel_l2"), b.metrics().at("rel_l2"), 1e-8);
+  if (size > 1) {
+    EXPECT_LT(neighbours, 0.5 * allreduce) << "values sent by rank " << rank;
+  }
+}
+
+struct Saved : CheckpointSink {
+  std::vector<TrainerState> states;
+  void save(const TrainerState& state) override { states.push_back(state); }
+};
+
+// With the neighbour exchange a rank's copies of the blocks it does not hold go stale between
+// synchronizations; a checkpoint makes them whole (the parameters and Adam's moments), so that a
+// run resumed from rank 0's state (Adam, then L-BFGS, which all-reduces) ends bit for bit where
+// the uninterrupted one does.
+TEST(Mpi, ANeighbourExchangeRunResumesBitForBit) {
+  ProblemSpec spec = jetpde::testing::small_fbpinn();
+  spec.compile.cpu.cache_dir = ::testing::TempDir() + "jetpde-mpi-test-cache";
+  spec.pinn.decomposition.subdomains = {4 * world().size()};
+  SolveOptions o;
+  o.stages = {{.name = "adam", .steps = 90, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+              {.name = "lbfgs", .optimizer = "lbfgs", .steps = 10}};
+  o.device = Device::cpu;
+  o.communicator = &world();
+  Saved saved;
+  o.checkpoint = &saved;
+  o.checkpoint_every = 40;
+  const Solution full = solve(spec, o);
+  EXPECT_TRUE(same_on_every_rank(full.theta(), world()));
+  ASSERT_GE(saved.states.size(), 2u);
+  TrainerState at40 = saved.states.front();
+  ASSERT_EQ(at40.step, 40);
+  EXPECT_TRUE(same_on_every_rank(at40.theta, world())) << "a checkpoint holds stale blocks";
+  // As `jetpde run --resume` does: every rank from rank 0's parameters and optimizer state (the
+  // file rank 0 wrote), with its own points.
+  const auto from_rank0 = [](Eigen::VectorXd& v) {
+    world().broadcast({v.data(), static_cast<std::size_t>(v.size())}, 0);
+  };
+  from_rank0(at40.theta);
+  for (auto& [name, value] : at40.optimizer.values)
+    if (auto* v = std::get_if<Eigen::VectorXd>(&value)) from_rank0(*v);
+  SolveOptions again = o;
+  again.checkpoint = nullptr;
+  again.resume = &at40;
+  const Solution resumed = solve(spec, again);
+  EXPECT_EQ(resumed.result().steps, full.result().steps);
+  EXPECT_TRUE(resumed.theta() == full.theta())
+      << "max difference " << (resumed.theta() - full.theta()).cwiseAbs().maxCoeff();
 }
 
 }  // namespace

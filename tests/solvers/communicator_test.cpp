@@ -17,6 +17,7 @@
 #include "geometry/box.h"
 #include "nn/network.h"
 #include "solvers/communicator.h"
+#include "solvers/exchange.h"
 #include "solvers/objective.h"
 #include "solvers/problem.h"
 #include "solvers/trainer.h"
@@ -334,6 +335,92 @@ TEST(Communicator, AllgatherAndGatherPutTheRanksEndToEnd) {
   EXPECT_EQ(share_of(17, 2, 3).first, 12);
   EXPECT_EQ(share_of(17, 2, 3).count, 5);
   EXPECT_EQ(share_of(17, 0, 3).count, 6);
+}
+
+// The neighbour exchange on three ranks: blocks held by {0, 1}, {1, 2} and everyone (one of two
+// ranges). Each holder gets the sum of the holders' parts, bit for bit the same on every holder,
+// a rank's unheld block is zeroed, the extra values are summed over all; synchronize gives every
+// rank each block's owner values. The messages go through the default (allgather) exchange.
+TEST(ParameterExchange, SumsEachBlockOverItsHoldersOnly) {
+  const std::vector<ParameterBlock> blocks{
+      {.name = "a", .ranges = {{0, 2}}, .holders = {1, 0}},
+      {.name = "b", .ranges = {{2, 3}}, .holders = {1, 2}},
+      {.name = "all", .ranges = {{5, 1}, {6, 1}}, .holders = {0, 1, 2}}};
+  // Rank r's part: entry i is (r + 1) * 10^-i (a sum whose terms are all visible).
+  const auto part = [](int r) {
+    Eigen::VectorXd v(7);
+    for (int i = 0; i < 7; ++i) v(i) = (r + 1) * std::pow(10.0, -i);
+    return v;
+  };
+  ThreadRanks ranks(3);
+  std::vector<Eigen::VectorXd> sums(3), synced(3);
+  std::vector<std::vector<int>> peers(3);
+  std::vector<double> extras(3);
+  on_ranks(ranks, 3, [&](int r, const Communicator& comm) {
+    const ParameterExchange x(blocks, 7, comm);
+    peers[static_cast<std::size_t>(r)] = x.peers();
+    Eigen::VectorXd g = part(r);
+    std::vector<double> extra{static_cast<double>(r)};
+    x.sum(g, extra);
+    sums[static_cast<std::size_t>(r)] = g;
+    extras[static_cast<std::size_t>(r)] = extra[0];
+    Eigen::VectorXd theta = Eigen::VectorXd::Constant(7, 100.0 + r);  // each rank its own copy
+    x.synchronize(theta);
+    synced[static_cast<std::size_t>(r)] = theta;
+  });
+  EXPECT_EQ(peers[0], std::vector<int>{1});
+  EXPECT_EQ(peers[1], (std::vector<int>{0, 2}));
+  EXPECT_EQ(peers[2], std::vector<int>{1});
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(extras[static_cast<std::size_t>(r)], 3.0);
+  const Eigen::VectorXd p0 = part(0), p1 = part(1), p2 = part(2);
+  // Block a on ranks 0 and 1, b on 1 and 2, "all" everywhere; exact in the holders' order.
+  for (int i : {0, 1}) {
+    EXPECT_EQ(sums[0](i), p0(i) + p1(i));
+    EXPECT_EQ(sums[1](i), sums[0](i));
+    EXPECT_EQ(sums[2](i), 0.0) << "rank 2 does not hold block a";
+  }
+  for (int i : {2, 3, 4}) {
+    EXPECT_EQ(sums[1](i), p1(i) + p2(i));
+    EXPECT_EQ(sums[2](i), sums[1](i));
+    EXPECT_EQ(sums[0](i), 0.0) << "rank 0 does not hold block b";
+  }
+  for (int i : {5, 6})
+    for (int r = 0; r < 3; ++r)
+      EXPECT_NEAR(sums[static_cast<std::size_t>(r)](i), p0(i) + p1(i) + p2(i), 1e-15);
+  // The owners: a and "all" rank 0, b rank 1.
+  for (int r = 0; r < 3; ++r) {
+    const Eigen::VectorXd& t = synced[static_cast<std::size_t>(r)];
+    EXPECT_EQ(t(0), 100.0);
+    EXPECT_EQ(t(1), 100.0);
+    EXPECT_EQ(t(2), 101.0);
+    EXPECT_EQ(t(4), 101.0);
+    EXPECT_EQ(t(5), 100.0);
+    EXPECT_EQ(t(6), 100.0);
+  }
+}
+
+TEST(ParameterExchange, RefusesBlocksThatDoNotCoverTheVectorOnce) {
+  const Communicator& one = serial_communicator();
+  const auto error = [&](std::vector<ParameterBlock> blocks, Eigen::Index size) {
+    try {
+      ParameterExchange x(std::move(blocks), size, one);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error({{.name = "a", .ranges = {{0, 2}}, .holders = {0}}}, 3)
+                .find("parameter 2 is in no block"),
+            std::string::npos);
+  EXPECT_NE(error({{.name = "a", .ranges = {{0, 2}}, .holders = {0}},
+                   {.name = "b", .ranges = {{1, 2}}, .holders = {0}}},
+                  3)
+                .find("parameter 1 is in two blocks"),
+            std::string::npos);
+  EXPECT_NE(error({{.name = "a", .ranges = {{0, 4}}, .holders = {0}}}, 3).find("reaches past"),
+            std::string::npos);
+  EXPECT_NE(error({{.name = "a", .ranges = {{0, 3}}, .holders = {1}}}, 3).find("no holders"),
+            std::string::npos);
 }
 
 }  // namespace
