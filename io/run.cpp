@@ -80,6 +80,9 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["whole_run"] = {{"steps", res.steps}, {"train_seconds", res.run_seconds}};
   j["seconds"]["communication"] = r.communication_seconds;
   j["ranks"] = r.ranks;
+  if (r.ranks > 1)
+    j["communication"] = {{"gradient_exchange", r.gradient_exchange},
+                          {"values_sent", r.values_sent}};
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
   j["files"] = r.files;
@@ -402,9 +405,13 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
     history.emplace(c.output.dir + "/history.csv", slots, solver.metric_names(),
                     c.output.history_every, resume ? resume->step : -1);
   }
+  // Before run(), which moves the problem into the solution.
+  const char* exchange = solver.problem().objective().exchange() ? "neighbours" : "allreduce";
   RunReport report{.dir = c.output.dir, .solution = solver.run(resume ? &*resume : nullptr)};
   report.ranks = comm.size();
   report.communication_seconds = comm.seconds();
+  report.values_sent = comm.values_sent();
+  report.gradient_exchange = exchange;
   if (progress) progress->finish();
   report.files = {"config.yaml", "checkpoint.h5", "history.csv"};
   if (!writer) return report;  // the other ranks hold the same solution and write nothing

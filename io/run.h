@@ -72,6 +72,8 @@ struct RunReport {
   double output_seconds = 0;         // writing the fields and summary.json
   int ranks = 1;                     // that trained together
   double communication_seconds = 0;  // this rank's, in collectives (waits included)
+  double values_sent = 0;            // this rank's, in all messages (Communicator::values_sent)
+  std::string gradient_exchange;     // "neighbours" (a decomposed model's) or "allreduce"
 
   const solvers::TrainResult& result() const { return solution.result(); }
   int resumed_from() const { return solution.resumed_from(); }
