@@ -12,6 +12,7 @@
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
 #include "nn/network.h"
+#include "nn/parameters.h"
 #include "solvers/objective.h"
 #include "solvers/trainer.h"
 #include "tests/support/user_error.h"
@@ -38,12 +39,13 @@ MatrixD grid(int n, double a, double b) {
 // -u'' = pi^2 sin(pi x) on (0, 1), u(0) = u(1) = 0: u = sin(pi x).
 struct Poisson1d {
   Graph g{DType::f64};
-  nn::Network net{g, {.inputs = 1, .hidden = {16, 16}, .outputs = 1}};
+  nn::Network net;
   Var x = g.input("x", {32, 1});
   Var xb = g.input("xb", {2, 1});
   Var xv = g.input("xv", {101, 1});
   Var residual, boundary, u_val;
-  Poisson1d() {
+  explicit Poisson1d(const nn::NetworkSpec& spec = {.inputs = 1, .hidden = {16, 16}, .outputs = 1})
+      : net(g, spec) {
     Taylor t(TaylorPlan({{x, 0}}, {{2}}));
     const Var u = net(x);
     residual = t.derivative(u, {2}) + (kPi * kPi) * sin(x * kPi);
@@ -269,6 +271,61 @@ TEST(Trainer, GradNormWeightingTrainsPoisson1d) {
   EXPECT_LT(r.metrics.at("rel_l2"), 2e-2) << r.message;
   std::cout << "  gradnorm poisson1d: " << r.message << "; weights " << w[0] << ", " << w[1]
             << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
+}
+
+// Adam then L-BFGS on the Poisson problem with a network of `spec`, from `theta`: the relative
+// L2 error at the end.
+double trained_error(Poisson1d& p, Eigen::VectorXd& theta, const std::string& what) {
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const std::vector<Var> val_out{p.u_val};
+  compiler::Executable val(val_out, options());
+  const MatrixD xv = grid(101, 0, 1);
+  val.set("xv", xv);
+  const MatrixD exact = (xv * kPi).sin();
+  Trainer trainer(
+      obj,
+      {{.name = "adam", .steps = 300, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+       {.name = "lbfgs",
+        .optimizer = "lbfgs",
+        .steps = 300,
+        .options = nn::LbfgsOptions{.gradient_tolerance = 1e-9}}},
+      {.initial = {1.0, 10.0}});
+  trainer.validate_every(1000, [&](const Eigen::VectorXd& t) {
+    for (const auto& [name, value] : obj.layout().unflatten(t)) val.set(name, value);
+    val.run();
+    return error_metrics(val.output(0), exact);
+  });
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  std::cout << "  " << what << ": " << r.message << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
+  return r.metrics.at("rel_l2");
+}
+
+// Random weight factorization on every layer trains as the plain network does.
+TEST(Trainer, AnRwfNetworkSolvesPoisson1d) {
+  nn::NetworkSpec spec{.inputs = 1, .hidden = {16, 16}, .outputs = 1};
+  spec.rwf = nn::WeightFactorization{};
+  Poisson1d p(spec);
+  Eigen::VectorXd theta = nn::ParameterLayout(p.net.params()).flatten(p.net.init(1));
+  EXPECT_LT(trained_error(p, theta, "rwf mlp"), 1e-3);
+}
+
+// A PirateNet, its last layer fitted to the boundary data first (u = 0 at both ends), trains,
+// and its residual blocks come into use (the alphas leave 0).
+TEST(Trainer, APirateNetSolvesPoisson1d) {
+  nn::NetworkSpec spec{.inputs = 1, .hidden = {16}, .outputs = 1};
+  spec.architecture = nn::Architecture::pirate;
+  spec.rwf = nn::WeightFactorization{};
+  Poisson1d p(spec);
+  MatrixD xb(2, 1);
+  xb << 0.0, 1.0;
+  const Bindings fitted =
+      nn::fit_output_layer(spec, p.net.init(1), {{.points = xb, .values = MatrixD::Zero(2, 1)}});
+  const nn::ParameterLayout layout(p.net.params());
+  Eigen::VectorXd theta = layout.flatten(fitted);
+  EXPECT_LT(trained_error(p, theta, "pirate"), 1e-3);
+  EXPECT_GT(std::abs(layout.unflatten(theta).at("alpha0")(0, 0)), 1e-3);
 }
 
 TEST(Trainer, CallbacksStopAndResamplingRebinds) {
