@@ -564,6 +564,26 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
     read_declared(nn::periodic_input_options(), p, input);
     net.periodic.push_back(input);
   }
+  if (const YAML::Node w = n["rwf"]) {
+    nn::WeightFactorization rwf;
+    read_declared(nn::weight_factorization_options(), w, rwf);
+    net.rwf = rwf;
+  }
+  if (net.architecture == nn::Architecture::pirate) {
+    // Its widths and Fourier features are tied (the residual blocks add the embedding): checked
+    // here, where the keys have their places, on throwaway networks of this spec (the widths
+    // alone first, then the features).
+    nn::NetworkSpec s = net;
+    s.inputs = static_cast<int>(coords.size());
+    const auto build = [&] {
+      Graph scratch(DType::f64);
+      nn::Network(scratch, s);
+    };
+    s.fourier.features = 0;
+    r.at(n["hidden"], "network.hidden", build);
+    s.fourier.features = net.fourier.features;
+    r.at(n["fourier_features"], "network.fourier_features", build);
+  }
 }
 
 // decomposition: read after the network (the subdomains' network defaults to it), checked

@@ -18,6 +18,29 @@ double now_seconds() {
 
 std::string sci(double x) { return nn::detail::short_number(x, 3); }
 
+// The sizes of one term's gradient that the weighting methods read.
+struct GradientSize {
+  double squared_norm = 0;  // sum_k g_k^2
+  double abs_sum = 0;       // sum_k |g_k|
+  double abs_max = 0;       // max_k |g_k|
+  double count = 0;         // entries
+  double norm() const { return std::sqrt(squared_norm); }
+  double abs_mean() const { return abs_sum / count; }
+};
+
+// Every reduction of a gradient over the parameters happens here and nowhere else in the
+// trainer. Today every rank holds the whole parameter vector (term_gradients is already summed
+// over the ranks), so this is local; once the parameters are split over the ranks, this is the one
+// place that must add the partial sums (and take the largest maximum) across them.
+GradientSize gradient_size(const Objective& /*objective*/, const Eigen::VectorXd& g) {
+  GradientSize s;
+  s.squared_norm = g.squaredNorm();
+  s.abs_sum = g.cwiseAbs().sum();
+  s.abs_max = g.size() > 0 ? g.cwiseAbs().maxCoeff() : 0.0;
+  s.count = static_cast<double>(g.size());
+  return s;
+}
+
 }  // namespace
 
 Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weighting)
@@ -93,9 +116,20 @@ void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
   std::vector<double> target(term_weights_.size(), 0.0);
   if (weighting_.kind == Weighting::Kind::annealing) {
     const std::vector<Eigen::VectorXd> g = objective_.term_gradients(theta);
-    const double reference = g[0].cwiseAbs().maxCoeff();
+    const double reference = gradient_size(objective_, g[0]).abs_max;
     target[0] = term_weights_[0];
-    for (std::size_t i = 1; i < g.size(); ++i) target[i] = reference / g[i].cwiseAbs().mean();
+    for (std::size_t i = 1; i < g.size(); ++i)
+      target[i] = reference / gradient_size(objective_, g[i]).abs_mean();
+  } else if (weighting_.kind == Weighting::Kind::gradnorm) {
+    const std::vector<Eigen::VectorXd> g = objective_.term_gradients(theta);
+    std::vector<double> norm(g.size());
+    double total = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      norm[i] = gradient_size(objective_, g[i]).norm();
+      total += norm[i];
+    }
+    // A vanishing norm gives an infinite target, which the update below skips.
+    for (std::size_t i = 0; i < g.size(); ++i) target[i] = total / norm[i];
   } else {
     const std::vector<double> tr =
         objective_.ntk_traces(theta, weighting_.probes, static_cast<std::uint64_t>(step));
@@ -422,11 +456,13 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
 }
 
 namespace {
-constexpr std::array<options::EnumName<Weighting::Kind>, 3> kWeightings{{
+constexpr std::array<options::EnumName<Weighting::Kind>, 4> kWeightings{{
     {Weighting::Kind::fixed, "fixed", "the initial weights throughout"},
     {Weighting::Kind::annealing, "annealing",
      "learning-rate annealing: weights from the terms' gradient magnitudes"},
     {Weighting::Kind::ntk, "ntk", "weights from the traces of the terms' neural tangent kernels"},
+    {Weighting::Kind::gradnorm, "gradnorm",
+     "grad-norm balancing: weights from the ratio of the terms' gradient norms"},
 }};
 }  // namespace
 

@@ -25,7 +25,12 @@
 //              weight; term i's target is max|grad L_0| / mean|grad L_i|.
 //   ntk        NTK weighting (Wang, Yu & Perdikaris 2022): term i's target is sum_j tr_j / tr_i
 //              with tr_i the mean diagonal of its NTK block (Objective::ntk_traces).
-// A target enters as w <- momentum w + (1 - momentum) target.
+//   gradnorm   grad-norm balancing (Wang et al. 2023, "An expert's guide to training PINNs",
+//              Algorithm 1; JAX-PI's grad_norm): term i's target is sum_j |grad L_j| / |grad L_i|
+//              with |.| the Euclidean norm of the term's unweighted gradient, so that every
+//              weighted term pulls on the parameters equally hard.
+// A target enters as w <- momentum w + (1 - momentum) target (a term whose gradient vanishes
+// keeps its weight).
 // Stop conditions (StopConditions), checked after every step but the last: an interrupt flag (a
 // signal handler sets it), a wall-time budget and a target validation error. Each ends the run
 // as a finished one ends (a checkpoint, the result), with its own status. With several ranks
@@ -51,7 +56,7 @@
 namespace jetpde::solvers {
 
 struct Weighting {
-  enum class Kind { fixed, annealing, ntk };  // names: weighting_kind_names()
+  enum class Kind { fixed, annealing, ntk, gradnorm };  // names: weighting_kind_names()
   Kind kind = Kind::fixed;
   std::vector<double> initial;  // per term; empty: the objective's weights when training starts
   int every = 100;

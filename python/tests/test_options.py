@@ -14,7 +14,7 @@ def names(rows):
 def test_declarations_are_exposed():
     network = _jetpde.option_keys("network")
     assert names(network) == ["architecture", "hidden", "activation", "init", "normalize",
-                              "fourier_features", "fourier_sigma", "periodic"]
+                              "fourier_features", "fourier_sigma", "periodic", "rwf"]
     activation = [r for r in network if r[0] == "activation"][0]
     assert activation[1:3] == ("choice", "tanh")
     assert activation[4] == ["tanh", "sin", "silu", "sigmoid", "softplus"]

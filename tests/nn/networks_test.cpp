@@ -198,7 +198,7 @@ TEST(Network, SpecErrorsNameTheField) {
   expect_user_error([&] { Network(g, bad_periodic); },
                     "network: periodic column 2 is not one of the 2 inputs");
   expect_user_error([] { architecture_from_name("resnet"); },
-                    "unknown architecture 'resnet' (known: mlp, modified_mlp)");
+                    "unknown architecture 'resnet' (known: mlp, modified_mlp, pirate)");
 }
 
 }  // namespace

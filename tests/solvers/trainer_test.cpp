@@ -3,6 +3,7 @@
 // and resampling.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -11,6 +12,7 @@
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
 #include "nn/network.h"
+#include "nn/parameters.h"
 #include "solvers/objective.h"
 #include "solvers/trainer.h"
 #include "tests/support/user_error.h"
@@ -37,12 +39,13 @@ MatrixD grid(int n, double a, double b) {
 // -u'' = pi^2 sin(pi x) on (0, 1), u(0) = u(1) = 0: u = sin(pi x).
 struct Poisson1d {
   Graph g{DType::f64};
-  nn::Network net{g, {.inputs = 1, .hidden = {16, 16}, .outputs = 1}};
+  nn::Network net;
   Var x = g.input("x", {32, 1});
   Var xb = g.input("xb", {2, 1});
   Var xv = g.input("xv", {101, 1});
   Var residual, boundary, u_val;
-  Poisson1d() {
+  explicit Poisson1d(const nn::NetworkSpec& spec = {.inputs = 1, .hidden = {16, 16}, .outputs = 1})
+      : net(g, spec) {
     Taylor t(TaylorPlan({{x, 0}}, {{2}}));
     const Var u = net(x);
     residual = t.derivative(u, {2}) + (kPi * kPi) * sin(x * kPi);
@@ -204,6 +207,125 @@ TEST(Objective, NtkTracesScaleWithTheSquareOfTheResidual) {
   trainer.train(t);
   const std::vector<double>& w = trainer.history()[0].weights;
   EXPECT_NEAR(w[0] / w[1], 100.0, 15.0);
+}
+
+// Grad-norm balancing on two terms whose gradients are known in closed form: with a = b = 1,
+// L_p = (3a)^2 has |grad| = 18 |a| and L_q = (4b - 9)^2 has |grad| = 8 |4b - 9| = 40, so the
+// targets are 58 / 18 and 58 / 40; updates every 2 steps enter through the moving average.
+TEST(Trainer, GradNormWeightsAreTheRatioOfGradientNormsAveraged) {
+  Graph g(DType::f64);
+  const Var a = g.param("a", {1, 1}), b = g.param("b", {1, 1});
+  Objective obj({{"p", a * 3.0}, {"q", b * 4.0 - 9.0}}, {a, b}, options());
+  const auto targets = [](const Eigen::VectorXd& t) {
+    const double np = 18 * std::abs(t[0]), nq = 8 * std::abs(4 * t[1] - 9);
+    return std::array<double, 2>{(np + nq) / np, (np + nq) / nq};
+  };
+  Trainer trainer(
+      obj, {{.steps = 3, .options = nn::AdamOptions{.schedule = {.lr = 0.1}}}},
+      {.kind = Weighting::Kind::gradnorm, .initial = {1.0, 2.0}, .every = 2, .momentum = 0.25});
+  std::vector<Eigen::VectorXd> after;  // the parameters after each step
+  trainer.validate_every(1, [&](const Eigen::VectorXd& t) {
+    after.push_back(t);
+    return Metrics{};
+  });
+  Eigen::VectorXd theta(2);
+  theta << 1.0, 1.0;
+  trainer.train(theta);
+  ASSERT_EQ(trainer.history().size(), 3u);
+  const std::vector<double>& w0 = trainer.history()[0].weights;
+  EXPECT_NEAR(w0[0], 0.25 * 1.0 + 0.75 * 58.0 / 18, 1e-14);
+  EXPECT_NEAR(w0[1], 0.25 * 2.0 + 0.75 * 58.0 / 40, 1e-14);
+  EXPECT_EQ(trainer.history()[1].weights, w0);  // no update before step 2
+  // Before step 3: from the parameters after step 2, averaged with the weights so far.
+  const std::array<double, 2> t2 = targets(after[1]);
+  const std::vector<double>& w2 = trainer.history()[2].weights;
+  EXPECT_NEAR(w2[0], 0.25 * w0[0] + 0.75 * t2[0], 1e-13);
+  EXPECT_NEAR(w2[1], 0.25 * w0[1] + 0.75 * t2[1], 1e-13);
+  EXPECT_GT(std::abs(t2[0] - 58.0 / 18), 1e-2) << "the parameters moved, so did the target";
+}
+
+// Grad-norm balancing trains the Poisson problem: the boundary term, whose gradient is far
+// smaller than the residual's at first, is weighted up and the solution found.
+TEST(Trainer, GradNormWeightingTrainsPoisson1d) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const std::vector<Var> val_out{p.u_val};
+  compiler::Executable val(val_out, options());
+  const MatrixD xv = grid(101, 0, 1);
+  val.set("xv", xv);
+  const MatrixD exact = (xv * kPi).sin();
+  Trainer trainer(
+      obj, {{.name = "adam", .steps = 1000, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}}},
+      {.kind = Weighting::Kind::gradnorm, .every = 50});
+  trainer.validate_every(1000, [&](const Eigen::VectorXd& theta) {
+    for (const auto& [name, value] : obj.layout().unflatten(theta)) val.set(name, value);
+    val.run();
+    return error_metrics(val.output(0), exact);
+  });
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(1));
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  const std::vector<double>& w = trainer.history().back().weights;
+  EXPECT_GT(w[1], w[0]) << "the boundary term is weighted up";
+  EXPECT_LT(r.metrics.at("rel_l2"), 2e-2) << r.message;
+  std::cout << "  gradnorm poisson1d: " << r.message << "; weights " << w[0] << ", " << w[1]
+            << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
+}
+
+// Adam then L-BFGS on the Poisson problem with a network of `spec`, from `theta`: the relative
+// L2 error at the end.
+double trained_error(Poisson1d& p, Eigen::VectorXd& theta, const std::string& what) {
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const std::vector<Var> val_out{p.u_val};
+  compiler::Executable val(val_out, options());
+  const MatrixD xv = grid(101, 0, 1);
+  val.set("xv", xv);
+  const MatrixD exact = (xv * kPi).sin();
+  Trainer trainer(
+      obj,
+      {{.name = "adam", .steps = 300, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+       {.name = "lbfgs",
+        .optimizer = "lbfgs",
+        .steps = 300,
+        .options = nn::LbfgsOptions{.gradient_tolerance = 1e-9}}},
+      {.initial = {1.0, 10.0}});
+  trainer.validate_every(1000, [&](const Eigen::VectorXd& t) {
+    for (const auto& [name, value] : obj.layout().unflatten(t)) val.set(name, value);
+    val.run();
+    return error_metrics(val.output(0), exact);
+  });
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  std::cout << "  " << what << ": " << r.message << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
+  return r.metrics.at("rel_l2");
+}
+
+// Random weight factorization on every layer trains as the plain network does.
+TEST(Trainer, AnRwfNetworkSolvesPoisson1d) {
+  nn::NetworkSpec spec{.inputs = 1, .hidden = {16, 16}, .outputs = 1};
+  spec.rwf = nn::WeightFactorization{};
+  Poisson1d p(spec);
+  Eigen::VectorXd theta = nn::ParameterLayout(p.net.params()).flatten(p.net.init(1));
+  EXPECT_LT(trained_error(p, theta, "rwf mlp"), 1e-3);
+}
+
+// A PirateNet, its last layer fitted to the boundary data first (u = 0 at both ends), trains,
+// and its residual blocks come into use (the alphas leave 0).
+TEST(Trainer, APirateNetSolvesPoisson1d) {
+  nn::NetworkSpec spec{.inputs = 1, .hidden = {16}, .outputs = 1};
+  spec.architecture = nn::Architecture::pirate;
+  spec.rwf = nn::WeightFactorization{};
+  Poisson1d p(spec);
+  MatrixD xb(2, 1);
+  xb << 0.0, 1.0;
+  const Bindings fitted =
+      nn::fit_output_layer(spec, p.net.init(1), {{.points = xb, .values = MatrixD::Zero(2, 1)}});
+  const nn::ParameterLayout layout(p.net.params());
+  Eigen::VectorXd theta = layout.flatten(fitted);
+  EXPECT_LT(trained_error(p, theta, "pirate"), 1e-3);
+  EXPECT_GT(std::abs(layout.unflatten(theta).at("alpha0")(0, 0)), 1e-3);
 }
 
 TEST(Trainer, CallbacksStopAndResamplingRebinds) {
