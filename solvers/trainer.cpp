@@ -29,9 +29,10 @@ struct GradientSize {
 };
 
 // Every reduction of a gradient over the parameters happens here and nowhere else in the
-// trainer. Today every rank holds the whole parameter vector (term_gradients is already summed
-// over the ranks), so this is local; once the parameters are split over the ranks, this is the one
-// place that must add the partial sums (and take the largest maximum) across them.
+// trainer. Objective::term_gradients sums the whole vectors over all ranks (also with the
+// neighbour exchange, which only the step's gradient takes), so every rank holds them whole and
+// this is local; were the term gradients split over the ranks, this is the one place that would
+// add the partial sums (and take the largest maximum) across them.
 GradientSize gradient_size(const Objective& /*objective*/, const Eigen::VectorXd& g) {
   GradientSize s;
   s.squared_norm = g.squaredNorm();
