@@ -80,6 +80,16 @@ const options::Declaration<Decomposition>& decomposition_options() {
                           "Boxes per coordinate, in coordinate order (missing trailing ones: "
                           "1): [4] cuts x in 4, [2, 2] a plane in 4.")),
           &Decomposition::subdomains);
+    // The pieces are geometries: io reads them (and gives the list the geometry's keys) with
+    // the code that reads `geometry`.
+    d.add(options::optional(options::group(
+        "pieces", T::list,
+        "Instead of `subdomains`: the subdomains as geometries, each written as `geometry` is "
+        "(the domain's dimension; `time` too for a space-time domain). xpinn: any shapes that "
+        "cover the domain without overlapping, a point the first piece's that contains it, "
+        "interfaces where two pieces' boundaries meet inside the domain; fbpinn: boxes, "
+        "anywhere, each grown by `overlap` / 2 of its own width per axis. At least 2.",
+        {})));
     // Strictly between 0 and 1: no overlap leaves no window to blend with, a whole width would
     // cover a point by three boxes along an axis.
     auto overlap = std::make_shared<options::Key>(
