@@ -234,8 +234,8 @@ void Model::make_pieces(const Decomposition& d, const geometry::Geometry& domain
     if (!piece) throw InternalError("Model: piece " + std::to_string(j) + " is null");
     if (static_cast<std::size_t>(piece->dim()) != dim)
       throw UserError(piece_key(j) + ": " + piece->describe() + " is " +
-                      std::to_string(piece->dim()) + "-D, the domain " + std::to_string(dim) +
-                      "-D (" + domain.describe() + ")");
+                      std::to_string(piece->dim()) + "-D, the domain is " + std::to_string(dim) +
+                      "-D");
     const geometry::Bounds pb = piece->bounds();
     bool meets = true;
     for (std::size_t a = 0; a < dim; ++a)
@@ -437,6 +437,24 @@ Region Model::region_of(const double* point) const {
     for (std::size_t a = 0; a < b.lo.size() && inside; ++a)
       inside = point[a] > b.lo[a] && point[a] < b.hi[a];
     if (inside) out.push_back(static_cast<int>(j));
+  }
+  if (out.empty() && has_pieces()) {
+    // Pieces' boxes cover the domain (checked), not always its bounding box (an L's missing
+    // corner, where output grids still evaluate): there, the nearest box's network alone.
+    double best = std::numeric_limits<double>::infinity();
+    int nearest = 0;
+    for (std::size_t j = 0; j < boxes_.size(); ++j) {
+      double d2 = 0;
+      for (std::size_t a = 0; a < boxes_[j].lo.size(); ++a) {
+        const double e = std::max({boxes_[j].lo[a] - point[a], point[a] - boxes_[j].hi[a], 0.0});
+        d2 += e * e;
+      }
+      if (d2 < best) {
+        best = d2;
+        nearest = static_cast<int>(j);
+      }
+    }
+    out.push_back(nearest);
   }
   return out;
 }

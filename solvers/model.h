@@ -135,7 +135,8 @@ class Model {
   // cells per rank; axis 0 fastest, so a block is whole rows of the grid when the counts divide).
   int cell_of(const double* point) const;
   static int owner(int cell, int cells, int ranks);
-  // The boxes covering `point` strictly inside, in index order.
+  // The boxes covering `point` strictly inside, in index order (fbpinn pieces, at a point no box
+  // covers, which is outside the domain: the nearest box alone).
   Region region_of(const double* point) const;
   // The rows of `points` grouped by region (regions in increasing order, rows in their order
   // within one): `order` receives the original row of each arranged row. UserError naming
