@@ -459,10 +459,15 @@ void Problem::arrange(Bindings& points) const {
       for (const auto& [key, list] : rows)
         quota.push_back({key, static_cast<Eigen::Index>(list.size())});
     const Bindings* last = arranged_.count(set) ? &arranged_.at(set) : nullptr;
+    // The first arrangement's total: a later draw may bring a different count (a rank keeping
+    // the interior points of its own pieces gets as many as fall in them), and the graph's
+    // shape is the first one's.
+    Eigen::Index total = 0;
+    for (const auto& [key, count] : quota) total += count;
     Bindings out;
     for (const std::string& part : parts) {
       const MatrixD& from = points.at(part);
-      MatrixD to(at.rows(), from.cols());
+      MatrixD to(total, from.cols());
       Eigen::Index first = 0;
       for (const auto& [key, count] : quota) {
         const auto it = rows.find(key);
