@@ -21,7 +21,8 @@ constexpr std::array<options::EnumName<DecompositionMethod>, 3> kMethods{{
     {DecompositionMethod::fbpinn, "fbpinn",
      "overlapping boxes, the solution the window-weighted sum of their networks (FBPINN)"},
     {DecompositionMethod::xpinn, "xpinn",
-     "boxes without overlap, one network each, tied by interface terms (XPINN)"},
+     "subdomains without overlap (grid boxes or pieces of any shape), one network each, tied by "
+     "interface terms (XPINN)"},
 }};
 
 std::string number(double x) { return nn::detail::short_number(x, 6); }

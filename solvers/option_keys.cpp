@@ -67,8 +67,9 @@ const options::Declaration<Decomposition>& decomposition_options() {
     d.add(required(options::choice(
               "method", {"fbpinn", "xpinn", "auto"}, "",
               "fbpinn: overlapping boxes, the solution the window-weighted sum of their networks "
-              "(each normalized to its box); xpinn: boxes without overlap, each point its own "
-              "box's network, the networks tied by interface terms; auto: fbpinn on a grid "
+              "(each normalized to its box); xpinn: boxes (or `pieces` of any shape) without "
+              "overlap, each point its own subdomain's network, the networks tied by interface "
+              "terms; auto: fbpinn on a grid "
               "chosen from the rank count and the domain's extent (`decomposition: auto` is "
               "short for this).")),
           [](Decomposition& s, V v) {
@@ -106,9 +107,11 @@ const options::Declaration<Decomposition>& decomposition_options() {
           &Decomposition::output_scale);
     d.add(options::optional(options::group(
         "interface", T::object,
-        "xpinn: the interface terms on the faces neighbouring boxes share, over all faces: the "
-        "jumps of the solution, of its normal derivative and of the equations' residuals.",
-        {at_least(1, key("points", T::integer, "256", "Points on each face (in the domain).")),
+        "xpinn: the interface terms on the faces neighbouring boxes share (pieces: where two "
+        "pieces' boundaries meet inside the domain), over all of them: the jumps of the "
+        "solution, of its normal derivative and of the equations' residuals.",
+        {at_least(1, key("points", T::integer, "256",
+                         "Points on each face or pieces' interface (in the domain).")),
          at_least(0, key("solution_weight", T::number, "1", "Weight of the solution's jump.")),
          at_least(0, key("flux_weight", T::number, "1", "Weight of the normal derivative's jump.")),
          at_least(0, key("residual_weight", T::number, "1", "Weight of the residuals' jump."))})));
