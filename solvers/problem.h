@@ -185,8 +185,10 @@ class Problem {
   // pooled, each rank keeping those in its own cells (Model::owner); rows then differ between
   // ranks, which the objective's shares weight. The conditions' points stay as drawn.
   void own_interior(Bindings& points) const;
-  // xpinn: each interface's points, drawn on its face inside the domain with `seed`, bound to
-  // "interface<k>_a" and "_b" (the same points, seen from either side's network).
+  // xpinn: each interface's points, drawn on its face inside the domain with `seed` (pieces: on
+  // the first piece's boundary where it meets the second's, Model::interface_points), bound to
+  // "interface<k>_a" and "_b" (the same points, seen from either side's network), and their
+  // normals from a towards b to "interface<k>_normals" (a grid face's: its axis).
   void sample_interfaces(std::uint64_t seed, Bindings& out) const;
   // xpinn: the continuity terms over all interfaces (solution, flux, residual), with weights.
   void interface_terms(const Bindings& points, std::vector<LossTerm>& terms);
