@@ -304,8 +304,13 @@ void Model::make_pieces(const Decomposition& d, const geometry::Geometry& domain
   if (method_ != DecompositionMethod::xpinn) return;
   // The pairs whose boundaries meet inside the domain, from a sample of each piece's boundary.
   for (std::size_t a = 0; a < n; ++a) {
-    const geometry::PointSet s = geometry::sample_boundary(
-        *pieces_[a], 2048, {.method = geometry::SampleMethod::sobol, .seed = 1});
+    geometry::PointSet s;
+    try {
+      s = geometry::sample_boundary(*pieces_[a], 2048,
+                                    {.method = geometry::SampleMethod::sobol, .seed = 1});
+    } catch (const UserError& e) {  // a boundary the sampler cannot draw from
+      throw UserError(piece_key(a) + ": its boundary, where interfaces are sought: " + e.what());
+    }
     std::map<int, geometry::Bounds> found;
     for (Eigen::Index i = 0; i < s.points.rows(); ++i) {
       for (std::size_t c = 0; c < dim; ++c) p[c] = s.points(i, static_cast<Eigen::Index>(c));

@@ -224,6 +224,9 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
     std::cout << "decomposition: auto chose " << model_->describe() << " for "
               << communicator_->size() << (communicator_->size() == 1 ? " rank" : " ranks")
               << std::endl;
+  // Pieces: what was made of them (the kinds, in index order: the ranks' blocks).
+  if (model_->has_pieces() && communicator_->rank() == 0)
+    std::cout << "decomposition: " << model_->describe() << std::endl;
   // The point sets are sampled once now: their counts fix the graph's shapes (and, decomposed,
   // the rows of each region).
   Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
