@@ -154,18 +154,21 @@ geometry::GeometryPtr shape(const Reader& r, const YAML::Node& g, const std::str
   });
 }
 
-geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g) {
-  geometry::GeometryPtr space = shape(r, g, "geometry");
+// `geometry`, or a decomposition's piece (`path`: where it is), with its coordinate names and
+// time interval.
+geometry::GeometryPtr domain(const Reader& r, const YAML::Node& g,
+                             const std::string& path = "geometry") {
+  geometry::GeometryPtr space = shape(r, g, path);
   if (const YAML::Node names = g["coordinates"])
-    r.at(names, "geometry.coordinates", [&] {
+    r.at(names, path + ".coordinates", [&] {
       std::const_pointer_cast<geometry::Geometry>(space)->set_coordinate_names(texts(names));
     });
   const YAML::Node time = g["time"];
   if (!time) return space;
   const std::vector<double> t = numbers(time);
   if (t.size() != 2 || !(t[1] > t[0]))
-    r.fail(time, "geometry.time", "expected [t0, t1] with t1 > t0");
-  return r.at(time, "geometry.time", [&] {
+    r.fail(time, path + ".time", "expected [t0, t1] with t1 > t0");
+  return r.at(time, path + ".time", [&] {
     return geometry::GeometryPtr(
         geometry::time_product(space, t[0], t[1], g["time_coordinate"].as<std::string>()));
   });
@@ -592,9 +595,19 @@ void build_decomposition(const Reader& r, const YAML::Node& n, RunConfig& run) {
   if (!n) return;
   solvers::Decomposition& d = run.spec.pinn.decomposition;
   read_declared(solvers::decomposition_options(), n, d);
-  if (!d.automatic && !n["subdomains"])
+  if (const YAML::Node pieces = n["pieces"]) {
+    if (n["subdomains"])
+      r.fail(n["subdomains"], "decomposition.subdomains",
+             "give either subdomains (a grid of boxes) or pieces (geometries), not both");
+    if (d.automatic)
+      r.fail(n["method"], "decomposition.method",
+             "auto chooses a grid of boxes: with pieces, give method fbpinn or xpinn");
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      d.pieces.push_back(domain(r, pieces[i], "decomposition.pieces[" + std::to_string(i) + "]"));
+  } else if (!d.automatic && !n["subdomains"])
     r.fail(n["method"], "decomposition.subdomains",
-           "missing: give the boxes per coordinate ([4], [2, 2]), or method: auto");
+           "missing: give the boxes per coordinate ([4], [2, 2]), pieces (geometries), or "
+           "method: auto");
   if (const YAML::Node i = n["interface"]) {
     if (d.method != solvers::DecompositionMethod::xpinn)
       r.fail(i, "decomposition.interface", "only method xpinn has interface terms");
@@ -612,13 +625,19 @@ void build_decomposition(const Reader& r, const YAML::Node& n, RunConfig& run) {
     build_network(r, n["network"], sub);
     d.network = sub.spec.pinn.network;
   }
-  const YAML::Node where = n["subdomains"] ? n["subdomains"] : n["method"];
+  YAML::Node where = n["pieces"] ? n["pieces"] : n["subdomains"] ? n["subdomains"] : n["method"];
   try {
     nn::NetworkSpec net = run.spec.pinn.network;
     net.inputs = static_cast<int>(run.spec.math.domain->coordinate_names().size());
     net.outputs = static_cast<int>(run.spec.math.context.field_names().size());
-    solvers::Model(net, d, run.spec.math.domain->bounds());
+    solvers::Model(net, d, *run.spec.math.domain);
   } catch (const UserError& e) {  // its message starts with the key's path
+    // A message about one piece is placed at that piece.
+    const std::string text = e.what(), key = "decomposition.pieces[";
+    if (text.rfind(key, 0) == 0) {
+      const std::size_t i = std::stoul(text.substr(key.size()));
+      if (i < n["pieces"].size()) where = n["pieces"][i];
+    }
     throw PlacedError(config_place(where, r.source) + e.what());
   }
 }
@@ -945,6 +964,10 @@ void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
       for (std::size_t i = 0; i < g["of"].size(); ++i) fix_geometry(g["of"][i]);
   };
   if (raw["geometry"]) fix_geometry(raw["geometry"]);
+  if (raw["decomposition"] && raw["decomposition"].IsMap() && raw["decomposition"]["pieces"] &&
+      raw["decomposition"]["pieces"].IsSequence())
+    for (std::size_t i = 0; i < raw["decomposition"]["pieces"].size(); ++i)
+      fix_geometry(raw["decomposition"]["pieces"][i]);
   if (raw["conditions"] && raw["conditions"].IsSequence())
     for (std::size_t i = 0; i < raw["conditions"].size(); ++i)
       if (raw["conditions"][i].IsMap()) fix(raw["conditions"][i]["data"]);

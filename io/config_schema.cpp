@@ -110,6 +110,18 @@ Ptr data_source(std::string name, std::string doc) {
   return k;
 }
 
+// decomposition.pieces (declared without keys by solvers) given the geometry's keys: each piece
+// is written as `geometry` is.
+std::vector<Ptr> with_geometry_pieces(std::vector<Ptr> keys) {
+  for (Ptr& k : keys)
+    if (k->name == "pieces" && k->type == T::list) {
+      auto pieces = std::make_shared<Key>(*k);
+      pieces->children = geometry_schema()->children;
+      k = pieces;
+    }
+  return keys;
+}
+
 // The stage keys are the optimizer registry's (solvers::stage_keys(): each kind declares its own).
 Ptr stage_schema() {
   return group("stages", T::list, "Optimizer stages, run in order.", solvers::stage_keys());
@@ -164,7 +176,7 @@ Ptr build_schema() {
        options::optional(group("decomposition", T::object,
                                "Domain decomposition: one network per subdomain (absent: one "
                                "network over the whole domain).",
-                               solvers::decomposition_options().keys())),
+                               with_geometry_pieces(solvers::decomposition_options().keys()))),
        group("sampling", T::object, "Collocation points.", solvers::sampling_options().keys()),
        group("parallel", T::object, "Data parallelism over MPI ranks (mpirun -n N).",
              solvers::parallel_options().keys()),

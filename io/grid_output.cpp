@@ -23,7 +23,11 @@ std::vector<VtkArray> vtk_arrays(const std::vector<solvers::NamedValues>& level)
 // A decomposed model's subdomains as a multiblock data set: `dir`/subdomains.vtm and one .vti
 // per subdomain in `dir`/subdomains/, over its box (with the overlap) cut to the bounding box,
 // in all coordinates (space-time for a time-dependent problem; up to 3), at about the spacing of
-// the global grid. Arrays: the fields, the subdomain's window w_j and its index.
+// the global grid. Arrays: the fields, the subdomain's window w_j and its index; with pieces
+// given as geometries, `inside`: 1 at the points of the piece
+// (its box, for fbpinn) that are in the domain, 0 elsewhere (as fields.vti marks the domain).
+// A point of a box that no subdomain's box covers (pieces' boxes need not tile the bounding box)
+// has fields and window 0 and is outside.
 std::vector<std::string> write_subdomains(const solvers::FieldSource& source,
                                           const std::string& dir, const solvers::GridFields& g,
                                           int time_levels) {
@@ -66,7 +70,31 @@ std::vector<std::string> write_subdomains(const solvers::FieldSource& source,
               grids[j].origin[a] + grids[j].spacing[a] * static_cast<double>(i);
       }
     }
-  const MatrixD u = source.fields(points), w = model->windows(points);
+  // Only the points some subdomain covers are evaluated (a grid's boxes cover their bounding
+  // box; pieces' boxes may leave gaps, as an L-shape's missing corner).
+  std::vector<Eigen::Index> covered;
+  std::vector<double> p(dim);
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    for (std::size_t a = 0; a < dim; ++a) p[a] = points(i, static_cast<Eigen::Index>(a));
+    if (!model->region_of(p.data()).empty()) covered.push_back(i);
+  }
+  MatrixD at(static_cast<Eigen::Index>(covered.size()), points.cols());
+  for (std::size_t k = 0; k < covered.size(); ++k)
+    at.row(static_cast<Eigen::Index>(k)) = points.row(covered[k]);
+  const MatrixD uc = source.fields(at), wc = model->windows(at);
+  MatrixD u = MatrixD::Zero(points.rows(), uc.cols()), w = MatrixD::Zero(points.rows(), wc.cols());
+  MatrixD in = MatrixD::Zero(points.rows(), 1);
+  for (std::size_t k = 0; k < covered.size(); ++k) {
+    u.row(covered[k]) = uc.row(static_cast<Eigen::Index>(k));
+    w.row(covered[k]) = wc.row(static_cast<Eigen::Index>(k));
+    in(covered[k], 0) = 1;
+  }
+  const bool masked = model->has_pieces();
+  if (masked) {
+    const MatrixD sd = source.domain().signed_distance(points);
+    for (Eigen::Index i = 0; i < points.rows(); ++i)
+      if (sd(i, 0) > 0) in(i, 0) = 0;
+  }
   std::vector<VtmBlock> blocks;
   for (std::size_t j = 0; j < boxes; ++j) {
     const Eigen::Index count = first[j + 1] - first[j];
@@ -76,6 +104,16 @@ std::vector<std::string> write_subdomains(const solvers::FieldSource& source,
           {source.field_names()[f], u.block(first[j], static_cast<Eigen::Index>(f), count, 1)});
     arrays.push_back({"window", w.block(first[j], static_cast<Eigen::Index>(j), count, 1)});
     arrays.push_back({"subdomain", MatrixD::Constant(count, 1, static_cast<double>(j))});
+    if (masked) {
+      MatrixD mine = in.middleRows(first[j], count);
+      // An xpinn piece's own points: its network's alone (fbpinn boxes: the whole box).
+      if (model->has_pieces() && model->method() == solvers::DecompositionMethod::xpinn) {
+        const MatrixD sd = model->pieces()[j]->signed_distance(points.middleRows(first[j], count));
+        for (Eigen::Index i = 0; i < count; ++i)
+          if (sd(i, 0) > model->tolerance()) mine(i, 0) = 0;
+      }
+      arrays.push_back({"inside", mine});
+    }
     char name[48];
     std::snprintf(name, sizeof name, "subdomains/subdomain_%04zu.vti", j);
     write_vti(dir + "/" + name, grids[j], arrays);

@@ -67,8 +67,9 @@ const options::Declaration<Decomposition>& decomposition_options() {
     d.add(required(options::choice(
               "method", {"fbpinn", "xpinn", "auto"}, "",
               "fbpinn: overlapping boxes, the solution the window-weighted sum of their networks "
-              "(each normalized to its box); xpinn: boxes without overlap, each point its own "
-              "box's network, the networks tied by interface terms; auto: fbpinn on a grid "
+              "(each normalized to its box); xpinn: boxes (or `pieces` of any shape) without "
+              "overlap, each point its own subdomain's network, the networks tied by interface "
+              "terms; auto: fbpinn on a grid "
               "chosen from the rank count and the domain's extent (`decomposition: auto` is "
               "short for this).")),
           [](Decomposition& s, V v) {
@@ -80,6 +81,16 @@ const options::Declaration<Decomposition>& decomposition_options() {
                           "Boxes per coordinate, in coordinate order (missing trailing ones: "
                           "1): [4] cuts x in 4, [2, 2] a plane in 4.")),
           &Decomposition::subdomains);
+    // The pieces are geometries: io reads them (and gives the list the geometry's keys) with
+    // the code that reads `geometry`.
+    d.add(options::optional(options::group(
+        "pieces", T::list,
+        "Instead of `subdomains`: the subdomains as geometries, each written as `geometry` is "
+        "(the domain's dimension; `time` too for a space-time domain). xpinn: any shapes that "
+        "cover the domain without overlapping, a point the first piece's that contains it, "
+        "interfaces where two pieces' boundaries meet inside the domain; fbpinn: boxes, "
+        "anywhere, each grown by `overlap` / 2 of its own width per axis. At least 2.",
+        {})));
     // Strictly between 0 and 1: no overlap leaves no window to blend with, a whole width would
     // cover a point by three boxes along an axis.
     auto overlap = std::make_shared<options::Key>(
@@ -96,9 +107,11 @@ const options::Declaration<Decomposition>& decomposition_options() {
           &Decomposition::output_scale);
     d.add(options::optional(options::group(
         "interface", T::object,
-        "xpinn: the interface terms on the faces neighbouring boxes share, over all faces: the "
-        "jumps of the solution, of its normal derivative and of the equations' residuals.",
-        {at_least(1, key("points", T::integer, "256", "Points on each face (in the domain).")),
+        "xpinn: the interface terms on the faces neighbouring boxes share (pieces: where two "
+        "pieces' boundaries meet inside the domain), over all of them: the jumps of the "
+        "solution, of its normal derivative and of the equations' residuals.",
+        {at_least(1, key("points", T::integer, "256",
+                         "Points on each face or pieces' interface (in the domain).")),
          at_least(0, key("solution_weight", T::number, "1", "Weight of the solution's jump.")),
          at_least(0, key("flux_weight", T::number, "1", "Weight of the normal derivative's jump.")),
          at_least(0, key("residual_weight", T::number, "1", "Weight of the residuals' jump."))})));

@@ -218,12 +218,15 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
   network_spec_ = spec_.pinn.network;
   network_spec_.inputs = static_cast<int>(ctx.coordinate_names().size());
   network_spec_.outputs = static_cast<int>(ctx.field_names().size());
-  model_ = std::make_unique<Model>(network_spec_, spec_.pinn.decomposition,
-                                   spec_.math.domain->bounds(), communicator_->size());
+  model_ = std::make_unique<Model>(network_spec_, spec_.pinn.decomposition, *spec_.math.domain,
+                                   communicator_->size());
   if (spec_.pinn.decomposition.automatic && communicator_->rank() == 0)
     std::cout << "decomposition: auto chose " << model_->describe() << " for "
               << communicator_->size() << (communicator_->size() == 1 ? " rank" : " ranks")
               << std::endl;
+  // Pieces: what was made of them (the kinds, in index order: the ranks' blocks).
+  if (model_->has_pieces() && communicator_->rank() == 0)
+    std::cout << "decomposition: " << model_->describe() << std::endl;
   // The point sets are sampled once now: their counts fix the graph's shapes (and, decomposed,
   // the rows of each region).
   Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
@@ -554,31 +557,51 @@ void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
   for (std::size_t f = 0; f < faces.size(); ++f) {
     if (!first && std::find(interfaces_.begin(), interfaces_.end(), f) == interfaces_.end())
       continue;
-    // Uniform on the face, kept where the domain is (a face of the grid may leave it): rounds
-    // of draws until the count is reached; a face with no point of the domain in its first
-    // rounds has no interface.
-    const geometry::Bounds& b = faces[f].face;
-    std::mt19937_64 rng(term_seed(draw_seed(seed), 1000 + f));
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    MatrixD p(count, b.dim());
-    Eigen::Index have = 0;
-    std::vector<double> x(static_cast<std::size_t>(b.dim()));
-    for (int tries = 0; have < count && tries < 64 * count; ++tries) {
-      for (std::size_t a = 0; a < x.size(); ++a) x[a] = b.lo[a] + (b.hi[a] - b.lo[a]) * unit(rng);
-      if (!domain.contains(x)) continue;
-      for (std::size_t a = 0; a < x.size(); ++a) p(have, static_cast<Eigen::Index>(a)) = x[a];
-      ++have;
-    }
     const std::string name = "interface" + std::to_string(f);
+    const std::uint64_t s = term_seed(draw_seed(seed), 1000 + f);
+    MatrixD p, n;
+    Eigen::Index have = 0;
+    if (model_->has_pieces()) {
+      // Pieces: on piece a's boundary where it meets b's (Model::interface_points), with a's
+      // outward normals.
+      geometry::PointSet on = model_->interface_points(f, domain, count, s);
+      have = on.points.rows();
+      p = std::move(on.points);
+      n = std::move(on.normals);
+      p.conservativeResize(count, Eigen::NoChange);
+      n.conservativeResize(count, Eigen::NoChange);
+    } else {
+      // Uniform on the face, kept where the domain is (a face of the grid may leave it): rounds
+      // of draws until the count is reached; a face with no point of the domain in its first
+      // rounds has no interface. The normal is the face's axis (towards the upper cell b).
+      const geometry::Bounds& b = faces[f].face;
+      std::mt19937_64 rng(s);
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      p.resize(count, b.dim());
+      n = MatrixD::Zero(count, b.dim());
+      n.col(faces[f].axis).setOnes();
+      std::vector<double> x(static_cast<std::size_t>(b.dim()));
+      for (int tries = 0; have < count && tries < 64 * count; ++tries) {
+        for (std::size_t a = 0; a < x.size(); ++a) x[a] = b.lo[a] + (b.hi[a] - b.lo[a]) * unit(rng);
+        if (!domain.contains(x)) continue;
+        for (std::size_t a = 0; a < x.size(); ++a) p(have, static_cast<Eigen::Index>(a)) = x[a];
+        ++have;
+      }
+    }
     if (have == 0) {
       if (first) continue;
       p = objective_->inputs().at(name + "_a");  // none this time: the last ones again
+      n = objective_->inputs().at(name + "_normals");
       have = count;
     }
     // Short of points (a sliver of the face in the domain): the ones found, repeated.
-    for (Eigen::Index i = have; i < count; ++i) p.row(i) = p.row(i % have);
+    for (Eigen::Index i = have; i < count; ++i) {
+      p.row(i) = p.row(i % have);
+      n.row(i) = n.row(i % have);
+    }
     out[name + "_a"] = p;
     out[name + "_b"] = p;
+    out[name + "_normals"] = n;
     kept.push_back(f);
   }
   if (first) interfaces_ = kept;
@@ -597,18 +620,36 @@ void Problem::interface_terms(const Bindings& points, std::vector<LossTerm>& ter
     const auto rows = points.at(name + "_a").rows();
     model_graph_->layouts[name + "_a"] = {{.region = {faces[f].a}, .first = 0, .count = rows}};
     model_graph_->layouts[name + "_b"] = {{.region = {faces[f].b}, .first = 0, .count = rows}};
-    // Jumps across the face: of each field, of its derivative along the face's normal, of each
-    // equation's residual (Jagtap & Karniadakis 2020; the jump u_a - u_b rather than each side
-    // against the mean, which is the same up to a factor 2).
-    std::vector<std::string> normal;
+    // Jumps across the face: of each field, of its derivative along the face's normal n (from
+    // a towards b), of each equation's residual (Jagtap & Karniadakis 2020; the jump u_a - u_b
+    // rather than each side against the mean, which is the same up to a factor 2). The normal
+    // derivative is sum_c n_c du/dc over the coordinates c along which the normals are not all
+    // zero: a grid face's axis alone (n = 1 there, so its term is the axis derivative's jump
+    // exactly), every coordinate a piece's boundary turns in (time too, in space-time).
+    const MatrixD& nv = points.at(name + "_normals");
+    const Var normals = input_like(points, name + "_normals");
+    std::vector<std::size_t> along;
+    for (Eigen::Index c = 0; c < nv.cols(); ++c)
+      if ((nv.col(c).array() != 0).any()) along.push_back(static_cast<std::size_t>(c));
+    if (faces[f].axis >= 0) along = {static_cast<std::size_t>(faces[f].axis)};
+    std::vector<std::string> derivatives;
     for (const std::string& u : fields)
-      normal.push_back(u + "_" + coords[static_cast<std::size_t>(faces[f].axis)]);
+      for (std::size_t c : along) derivatives.push_back("d(" + u + ", " + coords[c] + ", 1)");
     const Var ua = fields_at(*model_graph_, a), ub = fields_at(*model_graph_, b);
     for (std::int64_t c = 0; c < ua.shape().cols; ++c)
       solution.push_back(ua.shape().cols == 1 ? ua - ub : col(ua, c) - col(ub, c));
-    const std::vector<Var> da = lower_at(*model_graph_, a, equations::parse_all(normal, ctx)),
-                           db = lower_at(*model_graph_, b, equations::parse_all(normal, ctx));
-    for (std::size_t k = 0; k < da.size(); ++k) flux.push_back(da[k] - db[k]);
+    const std::vector<Var> da = lower_at(*model_graph_, a, equations::parse_all(derivatives, ctx)),
+                           db = lower_at(*model_graph_, b, equations::parse_all(derivatives, ctx));
+    for (std::size_t u = 0; u < fields.size(); ++u) {
+      Var jump;
+      for (std::size_t k = 0; k < along.size(); ++k) {
+        const std::size_t i = u * along.size() + k;
+        const Var term = col(normals, static_cast<std::int64_t>(along[k])) * (da[i] - db[i]);
+        jump = jump.graph != nullptr ? jump + term : term;
+      }
+      if (jump.graph == nullptr) jump = zeros(*graph_, {rows, 1}, DType::f64);
+      flux.push_back(jump);
+    }
     const std::vector<Var> ra = lower_at(*model_graph_, a,
                                          equations::parse_all(spec_.math.equations, ctx)),
                            rb = lower_at(*model_graph_, b,

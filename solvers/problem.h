@@ -187,8 +187,10 @@ class Problem {
   // its neighbours' networks only. Rows then differ between ranks, which the objective's shares
   // weight. A set held whole by every rank, or one some rank would get no row of, stays as drawn.
   void own_rows(Bindings& points, const std::vector<std::string>& parts) const;
-  // xpinn: each interface's points, drawn on its face inside the domain with `seed`, bound to
-  // "interface<k>_a" and "_b" (the same points, seen from either side's network).
+  // xpinn: each interface's points, drawn on its face inside the domain with `seed` (pieces: on
+  // the first piece's boundary where it meets the second's, Model::interface_points), bound to
+  // "interface<k>_a" and "_b" (the same points, seen from either side's network), and their
+  // normals from a towards b to "interface<k>_normals" (a grid face's: its axis).
   void sample_interfaces(std::uint64_t seed, Bindings& out) const;
   // A decomposed model on several ranks (parallel.exchange neighbours): the objective's
   // ParameterExchange, each network's block held by the ranks whose rows reach it.

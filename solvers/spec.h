@@ -220,8 +220,12 @@ struct Decomposition {
   DecompositionMethod method = DecompositionMethod::none;
   bool automatic = false;       // the grid chosen from the rank count and the domain's extent
   std::vector<int> subdomains;  // per coordinate (coordinate order); missing trailing ones: 1
-  double overlap = 0.3;         // fbpinn: how far boxes reach into their neighbours, of a width
-  double output_scale = 1.0;    // every subdomain network's output times this
+  // Instead of a grid (and of automatic): the subdomains as geometries of the domain's
+  // dimension (xpinn: any shapes, a point the first piece's that contains it; fbpinn: boxes,
+  // each grown by overlap / 2 of its own width per axis). solvers/model.h says what is checked.
+  std::vector<geometry::GeometryPtr> pieces;
+  double overlap = 0.3;       // fbpinn: how far boxes reach into their neighbours, of a width
+  double output_scale = 1.0;  // every subdomain network's output times this
   std::optional<nn::NetworkSpec> network;  // the subdomains' network; default PinnOptions'
   // xpinn: points on each interface (a face two cells share), and the weights of the
   // continuity terms over all interfaces: solution (u_a - u_b), flux (the normal derivative's

@@ -224,7 +224,15 @@ _TOP_KEYS = _Keys("config", _jetpde.option_keys(""), exclude=("geometry",))
 
 
 def _dict_of(value):
-    return value.to_dict() if hasattr(value, "to_dict") else copy.deepcopy(value)
+    # Shapes (and stages, networks, ...) anywhere in a value become their dicts: a
+    # decomposition's pieces are jetpde.geometry shapes inside a dict's list.
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {k: _dict_of(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_dict_of(v) for v in value]
+    return copy.deepcopy(value)
 
 
 class Problem:

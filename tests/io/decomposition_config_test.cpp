@@ -90,7 +90,7 @@ TEST(DecompositionConfig, XpinnInterfaceKeys) {
 TEST(DecompositionConfig, ErrorsNameTheKeyAndLine) {
   expect_user_error([] { from(kSquare + "decomposition: {method: fbpinn}\n"); },
                     "test.yaml:12:25: decomposition.subdomains: missing: give the boxes per "
-                    "coordinate ([4], [2, 2]), or method: auto");
+                    "coordinate ([4], [2, 2]), pieces (geometries), or method: auto");
   expect_user_error(
       [] { from(kSquare + "decomposition: {method: xyz, subdomains: [2]}\n"); },
       "test.yaml:12:25: decomposition.method: 'xyz' is not one of fbpinn, xpinn, auto");
@@ -103,6 +103,71 @@ TEST(DecompositionConfig, ErrorsNameTheKeyAndLine) {
       "coordinate, in coordinate order), got 3");
   expect_user_error([] { from(kSquare + "decomposition: yes\n"); },
                     "test.yaml:12:16: decomposition: expected a mapping, got 'yes'");
+}
+
+// Pieces are written as `geometry` is and read by the same code; each error names its piece.
+const std::string kDisk = R"(name: d
+geometry: {type: disk, center: [0, 0], radius: 1}
+equations:
+  - expression: laplacian(u) + 1
+network: {hidden: [8]}
+sampling: {interior_points: 64}
+training:
+  stages:
+    - {optimizer: adam, steps: 1}
+)";
+
+TEST(DecompositionConfig, PiecesAreGeometries) {
+  const RunConfig c = from(kDisk + R"(decomposition:
+  method: xpinn
+  pieces:
+    - {type: disk, center: [0, 0], radius: 0.5}
+    - type: difference
+      of: [{type: disk, center: [0, 0], radius: 1}, {type: disk, center: [0, 0], radius: 0.5}]
+  interface: {points: 16}
+)");
+  const solvers::Decomposition& d = c.spec.pinn.decomposition;
+  ASSERT_EQ(d.pieces.size(), 2u);
+  EXPECT_EQ(d.pieces[1]->describe().rfind("difference", 0), 0u);
+  EXPECT_TRUE(d.subdomains.empty());
+  const auto problem = build_problem(c, c.spec);
+  EXPECT_EQ(problem->model().describe(),
+            "xpinn 2 pieces: disk, difference, one network each, hidden 8");
+  ASSERT_EQ(problem->model().interfaces().size(), 1u);
+  EXPECT_EQ(problem->objective().inputs().at("interface0_normals").rows(), 16);
+}
+
+TEST(DecompositionConfig, PiecesErrorsNameTheKeyAndLine) {
+  const std::string boxes = R"(  pieces:
+    - {type: rectangle, min: [-1, -1], max: [0, 1]}
+    - {type: disk, center: [0.5, 0], radius: 0.5}
+)";
+  expect_user_error([&] { from(kDisk + "decomposition:\n  method: fbpinn\n" + boxes); },
+                    "test.yaml:14:7: decomposition.pieces[1]: disk (center (0.5, 0), radius 0.5) "
+                    "is not a box: an FBPINN's windows are products over a box's axes, so its "
+                    "pieces must be boxes (interval, rectangle, box, hypercube); method xpinn "
+                    "takes any shape");
+  expect_user_error(
+      [&] { from(kDisk + "decomposition:\n  method: xpinn\n  subdomains: [2]\n" + boxes); },
+      "test.yaml:12:15: decomposition.subdomains: give either subdomains (a grid of boxes) or "
+      "pieces (geometries), not both");
+  expect_user_error([&] { from(kDisk + "decomposition:\n  method: auto\n" + boxes); },
+                    "test.yaml:11:11: decomposition.method: auto chooses a grid of boxes: with "
+                    "pieces, give method fbpinn or xpinn");
+  expect_user_error(
+      [&] {
+        from(kDisk +
+             "decomposition:\n  method: xpinn\n  pieces:\n    - {type: disk, center: [0, 0]}\n");
+      },
+      "test.yaml:13:14: decomposition.pieces[0].radius: missing (a disk needs it)");
+  expect_user_error(
+      [&] {
+        from(kDisk +
+             "decomposition:\n  method: xpinn\n  pieces:\n    - {type: rectangle, min: [-1, -1], "
+             "max: [0, 1]}\n    - {type: rectangle, min: [0, -1], max: [1, 0.9]}\n");
+      },
+      "test.yaml:13:5: decomposition.pieces: the pieces leave part of the domain uncovered: its "
+      "point (0.296415, 0.934463) is in none of them");
 }
 
 }  // namespace

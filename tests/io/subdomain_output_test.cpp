@@ -9,7 +9,11 @@
 #include <vtkSmartPointer.h>
 #include <vtkXMLMultiBlockDataReader.h>
 
+#include <cmath>
+
+#include "geometry/ball.h"
 #include "geometry/box.h"
+#include "geometry/csg.h"
 #include "io/grid_output.h"
 #include "io/vtk_write.h"
 #include "tests/support/scratch_dir.h"
@@ -68,6 +72,60 @@ TEST_F(SubdomainOutput, PiecesOpenAsAMultiblockDataSet) {
     piece->GetPoint(k, p);
     const MatrixD at = (MatrixD(1, 2) << p[0], p[1]).finished();
     EXPECT_NEAR(u->GetTuple1(k), solution.fields(at)(0, 0), 1e-12);
+  }
+}
+
+// Pieces given as geometries: a block per piece over its bounding box, with `inside` 1 at the
+// piece's own points in the domain (xpinn: the inner disk's block is 0 outside r = 0.5; the
+// annulus' is 0 inside it and outside the unit disk), and the fields the solution's there.
+TEST_F(SubdomainOutput, GeometryPiecesMaskTheirOutside) {
+  solvers::ProblemSpec spec;
+  spec.math.domain = geometry::disk({0, 0}, 1);
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"laplacian(u)"};
+  spec.pinn.interior_points = 32;
+  spec.pinn.network.hidden = {4};
+  spec.pinn.decomposition = {
+      .method = solvers::DecompositionMethod::xpinn,
+      .pieces = {geometry::disk({0, 0}, 0.5),
+                 geometry::subtract(geometry::disk({0, 0}, 1), geometry::disk({0, 0}, 0.5))}};
+  spec.pinn.decomposition.interface_points = 8;
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  auto problem = std::make_unique<solvers::Problem>(spec);
+  Eigen::VectorXd theta = problem->initial_theta(1);
+  const solvers::Solution solution(std::move(problem), theta);
+  write_grid_output(solution, dir_.string(), {.grid = {.counts = {21, 21}}});
+  auto reader = vtkSmartPointer<vtkXMLMultiBlockDataReader>::New();
+  reader->SetFileName(path("subdomains.vtm").c_str());
+  reader->Update();
+  vtkMultiBlockDataSet* blocks = vtkMultiBlockDataSet::SafeDownCast(reader->GetOutput());
+  ASSERT_NE(blocks, nullptr);
+  ASSERT_EQ(blocks->GetNumberOfBlocks(), 2u);
+  for (unsigned j = 0; j < 2; ++j) {
+    vtkImageData* piece = vtkImageData::SafeDownCast(blocks->GetBlock(j));
+    ASSERT_NE(piece, nullptr) << "block " << j;
+    vtkDataArray* inside = piece->GetPointData()->GetArray("inside");
+    vtkDataArray* u = piece->GetPointData()->GetArray("u");
+    ASSERT_NE(inside, nullptr);
+    ASSERT_NE(u, nullptr);
+    int in = 0, out = 0;
+    for (vtkIdType k = 0; k < piece->GetNumberOfPoints(); ++k) {
+      double p[3];
+      piece->GetPoint(k, p);
+      const double r = std::hypot(p[0], p[1]);
+      // Points on the circles themselves may go either way.
+      if (std::abs(r - 0.5) < 1e-9 || std::abs(r - 1) < 1e-9) continue;
+      const bool mine = j == 0 ? r < 0.5 : r > 0.5 && r < 1;
+      EXPECT_EQ(inside->GetTuple1(k), mine ? 1.0 : 0.0)
+          << "block " << j << " at " << p[0] << ", " << p[1];
+      (mine ? in : out) += 1;
+      if (mine) {
+        const MatrixD at = (MatrixD(1, 2) << p[0], p[1]).finished();
+        EXPECT_NEAR(u->GetTuple1(k), solution.fields(at)(0, 0), 1e-12);
+      }
+    }
+    EXPECT_GT(in, 10);
+    EXPECT_GT(out, 10);
   }
 }
 

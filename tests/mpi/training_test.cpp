@@ -296,5 +296,28 @@ TEST(Mpi, ANeighbourExchangeRunResumesBitForBit) {
       << "max difference " << (resumed.theta() - full.theta()).cwiseAbs().maxCoeff();
 }
 
+// The same problem on XPINN pieces given as geometries (three uneven intervals, tied at their
+// two inner end points): the pieces split over the ranks as cells do; the stated error on any
+// rank count.
+TEST(Mpi, XpinnPiecesOnTheRanksReachTheirError) {
+  ProblemSpec spec = jetpde::testing::small_fbpinn();
+  const double pi = std::numbers::pi;
+  spec.pinn.decomposition = {.method = DecompositionMethod::xpinn,
+                             .pieces = {geometry::interval(-pi, -1), geometry::interval(-1, 0.5),
+                                        geometry::interval(0.5, pi)},
+                             .output_scale = 0.25};
+  spec.pinn.decomposition.interface_points = 1;
+  spec.compile.cpu.cache_dir = ::testing::TempDir() + "jetpde-mpi-test-cache";
+  SolveOptions o;
+  o.stages = {{.name = "adam", .steps = 1500, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+              {.name = "lbfgs", .optimizer = "lbfgs", .steps = 300}};
+  o.reference.expressions = {{"u", "sin(4*x)/4"}};
+  o.device = Device::cpu;
+  o.communicator = &world();
+  const Solution a = solve(spec, o);
+  EXPECT_TRUE(same_on_every_rank(a.theta(), world()));
+  EXPECT_LT(a.metrics().at("rel_l2"), 1e-2) << a.result().message;
+}
+
 }  // namespace
 }  // namespace jetpde::solvers

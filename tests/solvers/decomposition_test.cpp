@@ -14,6 +14,7 @@
 #include "autodiff/grad.h"
 #include "autodiff/ops.h"
 #include "geometry/box.h"
+#include "geometry/csg.h"
 #include "geometry/time_product.h"
 #include "solvers/model.h"
 #include "solvers/problem.h"
@@ -298,6 +299,62 @@ TEST(Decomposition, TwoRanksGiveTheSerialLossAndGradient) {
     });
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(rows[0] + rows[1], 120);
+  EXPECT_TRUE(mine[0]);
+  EXPECT_TRUE(mine[1]);
+  EXPECT_NEAR(losses[0], loss, 1e-12 * loss);
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_LT((g[0] - g_serial).norm(), 1e-10 * g_serial.norm());
+}
+
+// Pieces are owned as cells are: of an L's three boxes on two ranks, rank 0 the two lower ones
+// (y < 0.5), rank 1 the upper arm; the loss and gradient are still the serial ones.
+TEST(Decomposition, TwoRanksOwnPiecesAsCells) {
+  ProblemSpec spec;
+  spec.math.domain =
+      geometry::unite(geometry::rectangle({0, 0}, {1, 0.5}), geometry::rectangle({0, 0}, {0.5, 1}));
+  spec.math.context.fields({"u"}).coordinates({"x", "y"});
+  spec.math.equations = {"laplacian(u) + 1"};
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
+  spec.pinn.conditions = {{.points = 30}};
+  spec.pinn.interior_points = 120;
+  spec.pinn.network.hidden = {6};
+  spec.pinn.rank_points = RankPoints::global;
+  spec.pinn.decomposition = {
+      .method = DecompositionMethod::fbpinn,
+      .pieces = {geometry::rectangle({0, 0}, {0.5, 0.5}), geometry::rectangle({0.5, 0}, {1, 0.5}),
+                 geometry::rectangle({0, 0.5}, {0.5, 1})}};
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  Problem serial(spec);
+  const Eigen::VectorXd theta = serial.initial_theta(4);
+  Eigen::VectorXd g_serial;
+  const double loss = serial.objective().evaluate(theta, &g_serial);
+  TwoThreadRanks group;
+  double losses[2];
+  Eigen::VectorXd g[2];
+  Eigen::Index rows[2], resampled[2];
+  MatrixD drawn[2];
+  bool mine[2];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      const TwoThreadRanks::Rank comm(group, r);
+      Problem p(spec, comm);
+      const MatrixD& interior = p.objective().inputs().at("interior");
+      rows[r] = interior.rows();
+      mine[r] =
+          r == 0 ? (interior.col(1).array() <= 0.5).all() : (interior.col(1).array() >= 0.5).all();
+      losses[r] = p.objective().evaluate(theta, &g[r]);
+      // Another draw puts another count in each rank's pieces: the rows stay the first's.
+      const Bindings b = p.resample(7);
+      resampled[r] = b.at("interior").rows();
+      drawn[r] = b.at("interior");
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(rows[0] + rows[1], 120);
+  EXPECT_GT(rows[1], 0);
+  EXPECT_EQ(resampled[0], rows[0]);
+  EXPECT_EQ(resampled[1], rows[1]);
+  EXPECT_TRUE((drawn[1].col(1).array() >= 0.5).all());
   EXPECT_TRUE(mine[0]);
   EXPECT_TRUE(mine[1]);
   EXPECT_NEAR(losses[0], loss, 1e-12 * loss);
