@@ -38,10 +38,14 @@ struct Options {
   // periodic axis has n points lo + i (hi - lo) / n.
   std::vector<int> grid{65};
   // PETSc options ("-snes_monitor -ksp_type gmres"), read after the defaults below; PETSC_OPTIONS
-  // from the environment is read after them, so it overrides the config.
+  // from the environment is read after them, so it overrides the config, and then
+  // command_line_options.
   // Defaults: SNES newtonls, a direct solve (-ksp_type preonly -pc_type lu; MUMPS's on several
   // processes); TS bdf.
   std::string petsc_options;
+  // PETSc options from the command line (`jetpde run --petsc-options`), read last: after
+  // PETSC_OPTIONS, as PETSc orders its own command line after the environment.
+  std::string command_line_options;
   // Time-dependent problems: `time_levels` uniform levels from t0 to t1 (the output's), each the
   // end of a step, stepped with `time_step` (0: the smallest grid spacing; at most the level
   // interval, and shortened to a whole number of steps per level; -ts_dt overrides).
@@ -57,7 +61,9 @@ struct Options {
 };
 
 struct Report {
-  std::string method;  // "SNES newtonls, KSP preonly, PC lu" / "TS bdf"
+  std::string method;  // "SNES newtonls, KSP preonly, PC lu" / "TS bdf" (+ " (mumps)")
+  // What the solver added to the equations (a stabilized field, a fixed level), "" when nothing.
+  std::string formulation;
   bool converged = false;
   std::string reason;  // PETSc's converged reason (the last one for TS)
   int iterations = 0;  // Newton iterations (TS: nonlinear iterations over all steps)
@@ -125,8 +131,9 @@ void check(const solvers::Mathematics& math, const Options& options);
 // constraint on "initial" is an initial_value condition, on "spatial", a face or a predicate a
 // dirichlet one, on "" (the whole boundary) both for a time product; a periodic input
 // (network.periodic) whose period is the box's length along its coordinate a periodic condition.
-// UserError for a constraint with its own distance D (no piece to read) or on "final", and for a
-// period other than the box's.
+// A constraint whose distance D is a nonzero number (u = g + D N: a known part plus the network)
+// constrains nothing and adds no condition. UserError for a constraint with any other distance D
+// (no piece to read) or on "final", and for a period other than the box's.
 solvers::Mathematics with_pinn_conditions(const solvers::Mathematics& math,
                                           const solvers::PinnOptions& pinn);
 

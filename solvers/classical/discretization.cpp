@@ -14,6 +14,9 @@ namespace {
 
 using solvers::Condition;
 
+// Boundary points on at least this many faces have their stabilized fields extrapolated.
+constexpr int kExtrapolateFaces = 2;
+
 std::string number_text(double v) {
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.17g", v);
@@ -139,6 +142,27 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
     }
   }
 
+  // Fields their own equation does not contain (classical.h: the pressure-like multipliers).
+  std::vector<std::vector<int>> field_use;  // per equation, per field (ExprNeeds::field_use)
+  for (std::size_t e = 0; e < equations.size(); ++e)
+    field_use.push_back(expr_needs(equations[e].core, ctx, "").field_use);
+  stabilized.assign(static_cast<std::size_t>(dof), false);
+  pinned_field.assign(static_cast<std::size_t>(dof), false);
+  for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f) {
+    if (field_use[f][f] != 0 || has_time_derivative[f]) continue;
+    stabilized[f] = true;
+    bool level_free = true;
+    for (std::size_t e = 0; e < equations.size(); ++e)
+      level_free = level_free && field_use[e][f] != 1;
+    for (const Condition& c : math.conditions)
+      if (c.field == ctx.field_names()[f] && c.kind != Condition::Kind::periodic)
+        level_free = false;
+    pinned_field[f] = level_free;
+    formulation += (formulation.empty() ? "" : "; ") + ctx.field_names()[f] +
+                   ": not in its own equation, which is stabilized by a 4th difference" +
+                   (level_free ? ", fixed to 0 at the first grid point" : "");
+  }
+
   // The conditions on the boundary, and the initial values.
   initial.resize(static_cast<std::size_t>(dof));
   has_initial.assign(static_cast<std::size_t>(dof), false);
@@ -252,6 +276,35 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
           }
         }
       }
+  // The stabilized fields' rows at corners that no condition took, and at the first point.
+  for (index[2] = 0; index[2] < count(2); ++index[2])
+    for (index[1] = 0; index[1] < count(1); ++index[1])
+      for (index[0] = 0; index[0] < count(0); ++index[0]) {
+        int faces_on = 0, first = -1;
+        for (int a = 0; a < dim; ++a) {
+          const Axis& axis = axes[static_cast<std::size_t>(a)];
+          if (axis.periodic) continue;
+          for (int side = 0; side < 2; ++side)
+            if (index[a] == (side ? axis.n - 1 : 0)) {
+              ++faces_on;
+              if (first < 0) first = 2 * a + side;
+            }
+        }
+        if (faces_on < kExtrapolateFaces) continue;
+        const long long p = natural(index);
+        for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f) {
+          const std::size_t r = static_cast<std::size_t>(p) * static_cast<std::size_t>(dof) + f;
+          if (!stabilized[f] || row[r] != -1) continue;
+          if (axes[static_cast<std::size_t>(first / 2)].n < 5)
+            throw UserError("field '" + ctx.field_names()[f] +
+                            "' is stabilized by a fourth difference, which needs 5 points per "
+                            "axis; the grid has fewer");
+          row[r] = extrapolated;
+          row_face[r] = static_cast<std::int8_t>(first);
+        }
+      }
+  for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f)
+    if (pinned_field[f]) row[f] = pinned;  // point 0's row of the field
   for (std::size_t c = 0; c < conditions.size(); ++c)
     if (used[c] == 0)
       throw UserError(
@@ -268,7 +321,7 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
                               (i[a] == 0 || i[a] == axes[static_cast<std::size_t>(a)].n - 1));
     if (!boundary) continue;
     for (int f = 0; f < dof; ++f)
-      if (row[static_cast<std::size_t>(p * dof + f)] < 0) equation_on_boundary = true;
+      if (row[static_cast<std::size_t>(p * dof + f)] == -1) equation_on_boundary = true;
   }
 
   // The DMDA's stencil width: the farthest any row reaches. Interior equation rows are central;
@@ -282,6 +335,8 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
     reach = std::max(reach, stencil_reach(axis, max_order[static_cast<std::size_t>(a)]));
     stencil_width = std::max(stencil_width, reach);
   }
+  // The fourth differences of the stabilization and the extrapolation reach 2 points.
+  if (saddle_point()) stencil_width = std::max(stencil_width, 2);
   evaluator = std::make_unique<StencilEvaluator>(axes, ctx);
 }
 
@@ -321,9 +376,19 @@ void Discretization::residual(const GridArray& u, const GridArray* udot, double 
         const long long n = natural(p.index);
         for (int c = 0; c < dof; ++c, ++out) {
           const std::size_t r = static_cast<std::size_t>(n * dof + c);
-          if (row[r] < 0) {
+          if (row[r] == pinned) {
+            f[out] = u.at(c, p.index);
+          } else if (row[r] == extrapolated) {
+            const int face = row_face[r], a = face / 2, step = face % 2 ? -1 : 1;
+            int at[3] = {p.index[0], p.index[1], p.index[2]};
+            static constexpr double w[3] = {1, -2, 1};
+            f[out] = 0;
+            for (int k = 0; k < 3; ++k, at[a] += step) f[out] += w[k] * u.at(c, at);
+          } else if (row[r] < 0) {
             p.normal = nullptr;
             f[out] = (*evaluator)(equations[static_cast<std::size_t>(c)].core, p);
+            if (stabilized[static_cast<std::size_t>(c)])
+              f[out] += stabilization_term(u, c, p.index);
           } else {
             const int face = row_face[r];
             for (int a = 0; a < 3; ++a) normal[a] = 0;
@@ -333,6 +398,30 @@ void Discretization::residual(const GridArray& u, const GridArray* udot, double 
           }
         }
       }
+}
+
+double Discretization::stabilization_term(const GridArray& u, int field, const int* index) const {
+  // Per axis tau (compact - wide) Laplacian difference with the sign of -tau laplacian, i.e.
+  // tau h^2/4 d4/dx^4: (tau / (4 h^2)) (u[-2] - 4 u[-1] + 6 u[0] - 4 u[1] + u[2]) with tau = h/4.
+  // It vanishes on smooth fields to O(h^3), so the scheme stays 2nd order, and is largest on
+  // the checkerboard modes the central differences miss (the Rhie-Chow idea on a collocated
+  // grid); where the five points do not fit (next to a wall, along the wall's normal) it is left
+  // out, the rows further in holding those modes.
+  double sum = 0;
+  int at[3] = {index[0], index[1], index[2]};
+  static constexpr double w[5] = {1, -4, 6, -4, 1};
+  for (int a = 0; a < dim; ++a) {
+    const Axis& axis = axes[static_cast<std::size_t>(a)];
+    if (!axis.periodic && (index[a] < 2 || index[a] > axis.n - 3)) continue;
+    double d4 = 0;
+    for (int o = -2; o <= 2; ++o) {
+      at[a] = index[a] + o;
+      d4 += w[o + 2] * u.at(field, at);
+    }
+    at[a] = index[a];
+    sum += d4 / (16 * axis.h);
+  }
+  return sum;
 }
 
 std::vector<double> Discretization::initial_values() const {

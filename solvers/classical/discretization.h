@@ -31,8 +31,29 @@ struct Discretization {
   std::vector<equations::Equation> initial;     // per field: g of its initial_value condition
   std::vector<bool> has_initial;
   std::vector<bool> has_time_derivative;  // per field: its equation has one
-  // Per grid point and field (point * dof + field): -1 the field's equation, else an index into
-  // `conditions`; and the face whose outward normal the row uses (2 axis + (0 lo, 1 hi)), or -1.
+  // A field its own equation does not contain (the pressure of the velocity-pressure form, whose
+  // equation is the continuity): a constraint's multiplier, which central differences on the
+  // collocated grid do not see at the checkerboard modes. Its equation's rows add the
+  // stabilization tau h^2/4 d4(field)/dx^4 per axis (tau = h/4; `stabilization_term`), and when
+  // no condition holds the field and every equation reads only its derivatives, its level is
+  // free: it is fixed to 0 at the grid's first point (row kind `pinned`).
+  std::vector<bool> stabilized;
+  std::vector<bool> pinned_field;
+  static constexpr std::int16_t pinned = -2;
+  // Its rows at corners (its equation there would only repeat the walls' conditions): the value
+  // extrapolated linearly from the two points inward along the first face's normal (a zero
+  // second difference), row kind `extrapolated`.
+  static constexpr std::int16_t extrapolated = -3;
+  bool saddle_point() const {
+    for (bool s : stabilized)
+      if (s) return true;
+    return false;
+  }
+  // What the two above did, for the solver's report ("" when nothing).
+  std::string formulation;
+  // Per grid point and field (point * dof + field): -1 the field's equation, `pinned` the value 0,
+  // else an index into `conditions`; and the face whose outward normal the row uses (2 axis +
+  // (0 lo, 1 hi)), or -1.
   std::vector<std::int16_t> row;
   std::vector<std::int8_t> row_face;
   int stencil_width = 1;
@@ -48,6 +69,8 @@ struct Discretization {
   // from the fields u (and their time derivatives udot, or null) at time t.
   void residual(const GridArray& u, const GridArray* udot, double t, const int* lo, const int* hi,
                 double* f) const;
+  // The stabilization of field f's equation at a grid point (0 where no fourth difference fits).
+  double stabilization_term(const GridArray& u, int field, const int* index) const;
   // The initial values at every grid point [points][dof] (fields without one: 0).
   std::vector<double> initial_values() const;
   // The coordinates of a grid point (by the Context's coordinate index) at time t.

@@ -125,11 +125,15 @@ class ScopedErrorHandler {
 
 class ScopedOptions {
  public:
-  explicit ScopedOptions(const std::string& text) {
+  // PETSc's own order (a file, then PETSC_OPTIONS, then the command line; a later value of an
+  // option replaces an earlier one): the config's text, the environment, the command line's.
+  ScopedOptions(const std::string& text, const std::string& command_line) {
     JETPDE_PETSC(PetscOptionsCreate(&options_));
     if (!text.empty()) JETPDE_PETSC(PetscOptionsInsertString(options_, text.c_str()));
     if (const char* env = std::getenv("PETSC_OPTIONS"))
       JETPDE_PETSC(PetscOptionsInsertString(options_, env));
+    if (!command_line.empty())
+      JETPDE_PETSC(PetscOptionsInsertString(options_, command_line.c_str()));
     JETPDE_PETSC(PetscOptionsPush(options_));
   }
   ~ScopedOptions() {
@@ -275,8 +279,11 @@ PetscErrorCode ts_ifunction(TS, PetscReal t, Vec U, Vec Udot, Vec F, void* ctx) 
 }
 
 // The defaults of the linear solve: a direct one (robust for the grids a few processes hold),
-// PETSc's own LU on one process, MUMPS's on several.
-void default_linear_solver(SNES snes, MPI_Comm comm) {
+// PETSc's own LU on one process, MUMPS's on several, and MUMPS's always when the matrix has zero
+// diagonal entries that pivoting must avoid (`pivoting`: the rows of a field its own equation
+// does not contain, e.g. the continuity rows of the velocity-pressure form; PETSc's LU does not
+// pivot and stops at the first zero pivot).
+void default_linear_solver(SNES snes, MPI_Comm comm, bool pivoting) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   KSP ksp;
@@ -285,7 +292,7 @@ void default_linear_solver(SNES snes, MPI_Comm comm) {
   JETPDE_PETSC(KSPSetType(ksp, KSPPREONLY));
   JETPDE_PETSC(KSPGetPC(ksp, &pc));
   JETPDE_PETSC(PCSetType(pc, PCLU));
-  if (size > 1) JETPDE_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  if (size > 1 || pivoting) JETPDE_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
 }
 
 std::string describe_solver(SNES snes) {
@@ -299,8 +306,14 @@ std::string describe_solver(SNES snes) {
   KSPGetType(ksp, &kt);
   KSPGetPC(ksp, &pc);
   PCGetType(pc, &pt);
+  std::string factor;
+  MatSolverType mst = nullptr;
+  PetscBool lu = PETSC_FALSE;
+  PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), PCLU, &lu);
+  if (lu && PCFactorGetMatSolverType(pc, &mst) == 0 && mst && std::string(mst) != "petsc")
+    factor = std::string(" (") + mst + ")";
   return std::string("SNES ") + (st ? st : "?") + ", KSP " + (kt ? kt : "?") + ", PC " +
-         (pt ? pt : "?");
+         (pt ? pt : "?") + factor;
 }
 
 // MatFDColoringSetFunction takes its function type-erased; void (*)(void) is the cast GCC accepts
@@ -405,7 +418,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
   const auto started = std::chrono::steady_clock::now();
   start_petsc();
   ScopedErrorHandler errors;
-  ScopedOptions scoped(options.petsc_options);
+  ScopedOptions scoped(options.petsc_options, options.command_line_options);
   check_solver_types();
   // Options::parallel: the DMDA's own decomposition over PETSc's world (every process calls
   // solve() together); else this process alone solves the whole grid.
@@ -441,6 +454,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
 
   Report report;
   report.unknowns = d.points() * d.dof;
+  report.formulation = d.formulation;
   std::vector<double> times;
   std::vector<std::vector<double>> levels;
   auto rethrow = [&] {
@@ -456,7 +470,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     coloring.object = make_coloring(d, da.object, J.object, as_petsc_function(snes_function), &cb);
     JETPDE_PETSC(SNESSetJacobian(snes.object, J.object, J.object, SNESComputeJacobianDefaultColor,
                                  coloring.object));
-    default_linear_solver(snes.object, comm);
+    default_linear_solver(snes.object, comm, d.saddle_point());
     JETPDE_PETSC(SNESSetFromOptions(snes.object));
     JETPDE_PETSC(VecSet(U.object, 0.0));
     JETPDE_PETSC(SNESComputeFunction(snes.object, U.object, F.object));
@@ -512,7 +526,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     JETPDE_PETSC(TSAdaptSetType(adapt, TSADAPTNONE));
     SNES snes;
     JETPDE_PETSC(TSGetSNES(ts.object, &snes));
-    default_linear_solver(snes, comm);
+    default_linear_solver(snes, comm, d.saddle_point());
     JETPDE_PETSC(TSSetFromOptions(ts.object));
     const std::vector<double> u0 = d.initial_values();
     set_natural_values(da.object, u0, U.object);
