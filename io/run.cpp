@@ -152,6 +152,23 @@ void write_fields(const RunConfig& c, const solvers::ExactSolution& exact, RunRe
   report.output_seconds = solvers::clock_seconds() - t0;
 }
 
+// The problem the classical solver takes from a config, checked as solve() checks it (the
+// shape, the equations and conditions, the grid) and the reference's exact solution (into
+// *exact, when not null); UserErrors prefixed by the config and what it is for. What a PINN
+// config builds into its network (hard constraints, periodic inputs) are conditions here.
+solvers::Mathematics classical_mathematics(const RunConfig& c, const classical::Options& options,
+                                           solvers::ExactSolution* exact,
+                                           const std::string& what = "solver (petsc)") {
+  try {
+    solvers::Mathematics math = classical::with_pinn_conditions(c.spec.math, c.spec.pinn);
+    classical::check(math, options);
+    if (exact) *exact = classical::exact_solution(c.reference, math);
+    return math;
+  } catch (const UserError& e) {
+    throw UserError(c.source + ": " + what + ": " + e.what());
+  }
+}
+
 RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const solvers::Communicator& comm =
       o.communicator ? *o.communicator : solvers::serial_communicator();
@@ -159,6 +176,7 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const double started = solvers::clock_seconds();
   const classical::Options options{.grid = c.solver.grid,
                                    .petsc_options = c.solver.options,
+                                   .command_line_options = o.petsc_options,
                                    .time_levels = c.output.time_steps,
                                    .time_step = c.solver.time_step,
                                    .parallel = comm.size() > 1};
@@ -169,15 +187,9 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
       throw UserError(c.source + ": solver (petsc): " + e.what());
     }
   };
-  // What the solver refuses is found before the run folder is touched. What a PINN config builds
-  // into its network (hard constraints, periodic inputs) are conditions here.
+  // What the solver refuses is found before the run folder is touched (check_classical).
   solvers::ExactSolution exact;
-  solvers::Mathematics math;
-  in_config([&] {
-    math = classical::with_pinn_conditions(c.spec.math, c.spec.pinn);
-    classical::check(math, options);
-    exact = classical::exact_solution(c.reference, math);
-  });
+  const solvers::Mathematics math = classical_mathematics(c, options, &exact);
   if (writer) prepare_folder(c.output.dir);
   comm.barrier();
   const std::string config_text = dump(c.resolved);
@@ -242,6 +254,7 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   nlohmann::ordered_json s;
   s["type"] = "petsc";
   s["method"] = rep.method;
+  if (!rep.formulation.empty()) s["formulation"] = rep.formulation;
   s["converged"] = rep.converged;
   s["reason"] = rep.reason;
   std::vector<int> counts;
@@ -257,6 +270,7 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   }
   s["seconds"] = rep.seconds;
   s["options"] = c.solver.options;
+  if (!o.petsc_options.empty()) s["command_line_options"] = o.petsc_options;
   s["unused_options"] = rep.unused_options;
   s["setup_and_solve_seconds"] = t2 - started;
   write_summary(c.output.dir + "/summary.json", c, report, &s);
@@ -300,9 +314,11 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
 // `reference: {solver: petsc}`: the classical solution, solved now, as the reference's function;
 // `record` gets what summary.json says of it.
 solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
-                                           nlohmann::ordered_json* record, bool parallel) {
+                                           nlohmann::ordered_json* record, bool parallel,
+                                           const std::string& command_line_options) {
   const classical::Options options{.grid = c.reference_solver.grid,
                                    .petsc_options = c.reference_solver.options,
+                                   .command_line_options = command_line_options,
                                    .time_levels = c.output.time_steps,
                                    .parallel = parallel};
   classical::Result solved;
@@ -333,6 +349,39 @@ solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
 }
 #endif
 
+std::string check_classical(const RunConfig& c) {
+  const std::string missing =
+      "this jetpde was built without PETSc (install petsc-dev, or scripts/bootstrap.sh, and "
+      "configure again)";
+  const std::size_t dim = c.spec.math.context.spatial().size();
+  const auto describe = [dim](const std::vector<int>& grid) {
+    std::string s;
+    for (std::size_t a = 0; a < (grid.size() == 1 ? dim : grid.size()); ++a)
+      s += (s.empty() ? "" : " x ") + std::to_string(grid.size() == 1 ? grid[0] : grid[a]);
+    return s;
+  };
+  std::string out;
+  if (c.solver.type == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    classical_mathematics(c, {.grid = c.solver.grid}, nullptr);
+    out = "the petsc solver takes it on a " + describe(c.solver.grid) + " grid";
+#else
+    throw UserError(c.source + ": solver.type: petsc: " + missing);
+#endif
+  }
+  if (c.reference_solver.solver == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    classical_mathematics(c, {.grid = c.reference_solver.grid}, nullptr,
+                          "reference.solver (petsc)");
+    out += std::string(out.empty() ? "" : "; ") + "the petsc solver takes its reference on a " +
+           describe(c.reference_solver.grid) + " grid";
+#else
+    throw UserError(c.source + ": reference.solver: petsc: " + missing);
+#endif
+  }
+  return out;
+}
+
 RunReport run(const RunConfig& c, const RunOptions& o) {
   if (c.solver.type == "petsc") {
 #ifdef JETPDE_HAVE_CLASSICAL
@@ -352,7 +401,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   nlohmann::ordered_json reference_record;
   if (c.reference_solver.solver == "petsc") {
 #ifdef JETPDE_HAVE_CLASSICAL
-    options.reference.function = classical_reference(c, o.log, &reference_record, comm.size() > 1);
+    options.reference.function =
+        classical_reference(c, o.log, &reference_record, comm.size() > 1, o.petsc_options);
 #else
     throw UserError(c.source +
                     ": reference.solver: petsc: this jetpde was built without PETSc "
