@@ -244,6 +244,28 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
       ", " + std::to_string(rep.unknowns) + " unknowns";
   result.seconds = result.run_seconds = rep.seconds;
 
+  // A caller's on_step (the Python module's history and callbacks) sees the solve's record after
+  // it: one step per Newton iteration (stage "newton", the loss the residual's 2-norm) or per
+  // time step (stage "time_step", the step's last Newton residual, metrics t and its Newton
+  // iterations); the last step carries the run's metrics.
+  if (o.on_step) {
+    const bool steps_in_time = !rep.history_time.empty();
+    const std::size_t first = steps_in_time ? 0 : 1;  // SNES's entry 0 is the initial guess
+    for (std::size_t k = first; k < rep.history_residual.size(); ++k) {
+      solvers::StepInfo info;
+      info.step = static_cast<int>(k + 1 - first);
+      info.stage = steps_in_time ? "time_step" : "newton";
+      info.loss = rep.history_residual[k];
+      info.seconds = info.run_seconds = rep.history_seconds[k];
+      if (steps_in_time) {
+        info.metrics["t"] = rep.history_time[k];
+        info.metrics["newton_iterations"] = rep.history_iterations[k];
+      }
+      if (k + 1 == rep.history_residual.size())
+        for (const auto& [name, value] : result.metrics) info.metrics[name] = value;
+      if (!o.on_step(info)) break;
+    }
+  }
   RunReport report{.dir = c.output.dir,
                    .solution = solvers::Solution(solved.solution, result, exact, compared)};
   report.ranks = comm.size();

@@ -56,6 +56,8 @@ struct RunOptions {
   // Called after every step (after progress and history.csv have it); returning false stops
   // training after that step, with status "stopped", and everything is written as for a finished
   // run. Empty: none. (The Python module records the history and runs its callbacks through it.)
+  // A classical solve (solver: petsc) calls it after the solve, once per Newton iteration or time
+  // step (io::run_classical says what each carries); returning false stops the calls only.
   std::function<bool(const solvers::StepInfo&)> on_step;
   // The ranks of a data-parallel run (`mpirun -n N jetpde run`; not owned; null: serial). Every
   // rank calls run() with the same config; rank 0 alone writes the run folder, the progress and

@@ -72,8 +72,13 @@ struct Report {
   long long function_evaluations = 0;
   double initial_residual = 0, final_residual = 0;  // 2-norm of the residual vector (SNES)
   double seconds = 0;                               // the PETSc solve (setup included)
-  long long unknowns = 0;                           // grid points x fields
-  std::vector<std::string> unused_options;          // options PETSc never read (misspelt?)
+  // Per Newton iteration (SNES; entry 0 the initial guess's) or per time step (TS; step 1 first):
+  // the residual's 2-norm (TS: the step's last Newton residual), the seconds since solve()
+  // began, and for TS the step's end time and its Newton iterations.
+  std::vector<double> history_residual, history_seconds, history_time;
+  std::vector<int> history_iterations;
+  long long unknowns = 0;                   // grid points x fields
+  std::vector<std::string> unused_options;  // options PETSc never read (misspelt?)
 };
 
 // The grid solution as a FieldSource (what io's writers read): values by multilinear

@@ -388,18 +388,36 @@ void set_natural_values(DM da, const std::vector<double>& values, Vec U) {
   JETPDE_PETSC(DMDANaturalToGlobalEnd(da, natural.object, INSERT_VALUES, U));
 }
 
-// Keeps the solution after every `every`-th time step (TSMonitor).
+// Keeps the solution after every `every`-th time step (TSMonitor), and every step's record.
 struct Recorder {
   const Discretization* d = nullptr;
   DM da = nullptr;
   std::vector<double>* times = nullptr;
   std::vector<std::vector<double>>* levels = nullptr;
   long long every = 1;
+  Report* report = nullptr;  // its history (every step)
+  std::chrono::steady_clock::time_point started;
   std::exception_ptr error;
 };
 
-PetscErrorCode record_step(TS, PetscInt step, PetscReal t, Vec U, void* ctx) {
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+PetscErrorCode record_step(TS ts, PetscInt step, PetscReal t, Vec U, void* ctx) {
   auto* r = static_cast<Recorder*>(ctx);
+  if (step > 0) {
+    SNES snes;
+    PetscInt its = 0;
+    PetscReal norm = 0;
+    PetscCall(TSGetSNES(ts, &snes));
+    PetscCall(SNESGetIterationNumber(snes, &its));
+    PetscCall(SNESGetFunctionNorm(snes, &norm));
+    r->report->history_residual.push_back(norm);
+    r->report->history_seconds.push_back(seconds_since(r->started));
+    r->report->history_time.push_back(t);
+    r->report->history_iterations.push_back(static_cast<int>(its));
+  }
   if (step % r->every != 0) return 0;
   try {
     r->times->push_back(t);
@@ -408,6 +426,14 @@ PetscErrorCode record_step(TS, PetscInt step, PetscReal t, Vec U, void* ctx) {
     r->error = std::current_exception();
     return PETSC_ERR_USER;
   }
+  return 0;
+}
+
+// A Newton iteration's record (SNESMonitor).
+PetscErrorCode record_iteration(SNES, PetscInt, PetscReal norm, void* ctx) {
+  auto* r = static_cast<Recorder*>(ctx);
+  r->report->history_residual.push_back(norm);
+  r->report->history_seconds.push_back(seconds_since(r->started));
   return 0;
 }
 
@@ -472,6 +498,9 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
                                  coloring.object));
     default_linear_solver(snes.object, comm, d.saddle_point());
     JETPDE_PETSC(SNESSetFromOptions(snes.object));
+    // Every Newton iteration's residual norm and time (after the options' own monitors).
+    Recorder history{.report = &report, .started = started};
+    JETPDE_PETSC(SNESMonitorSet(snes.object, record_iteration, &history, nullptr));
     JETPDE_PETSC(VecSet(U.object, 0.0));
     JETPDE_PETSC(SNESComputeFunction(snes.object, U.object, F.object));
     rethrow();
@@ -535,7 +564,12 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     // does), else every steps_per_level-th (the output levels).
     const double bytes_per_level = static_cast<double>(u0.size()) * sizeof(double);
     const double total_steps = steps_per_level * (options.time_levels - 1);
-    Recorder recorder{.d = &d, .da = da.object, .times = &times, .levels = &levels};
+    Recorder recorder{.d = &d,
+                      .da = da.object,
+                      .times = &times,
+                      .levels = &levels,
+                      .report = &report,
+                      .started = started};
     recorder.every = (total_steps + 1) * bytes_per_level <= options.max_stored_bytes
                          ? 1
                          : static_cast<long long>(steps_per_level);
