@@ -17,9 +17,16 @@
 // Periodic conditions make their axis DM_BOUNDARY_PERIODIC. Initial values start the time
 // stepping. The Jacobian is finite differences with the DMDA's coloring (-snes_fd_color).
 //
+// Derivatives of order 3 or 4 along a non-periodic axis take ghost points, fixed by a second
+// condition at each boundary point (a clamped plate: u = 0 in the row, du/dn = 0 the ghost). A
+// field its own equation does not contain (the pressure of the velocity-pressure form) is
+// stabilized by a 4th difference in that equation's rows, extrapolated to corners and, when its
+// level is free, fixed to 0 at the first grid point (discretization.h).
+//
 // What it does not do yet is a UserError naming why: a domain that is not a box (or a time
-// product of one), derivatives beyond order 2 along a non-periodic axis, trainable parameters,
-// data, initial_rate and fixed-point (`at`) conditions, more equations than fields.
+// product of one), order 3-4 derivatives along a non-periodic axis without the second
+// condition, trainable parameters, data, initial_rate and fixed-point (`at`) conditions, more
+// equations than fields.
 #pragma once
 
 #include <memory>

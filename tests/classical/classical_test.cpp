@@ -226,6 +226,48 @@ TEST(ClassicalConvergence, SimplySupportedPlateInMixedFormIsSecondOrder) {
   EXPECT_LT(c.order(), 2.2);
 }
 
+TEST(ClassicalConvergence, ClampedPlateWithGhostPointsIsSecondOrder) {
+  // laplacian(laplacian(u)) = f with u = 0 and du/dn = 0 on every edge, in one field: the value
+  // holds the boundary rows, the normal derivative (central, across the wall) the ghost points,
+  // so the 13-point biharmonic stays central next to the walls. u = sin^2(pi x) sin^2(pi y):
+  // f = 8 pi^4 (cos(2 pi x) cos(2 pi y) - cos(2 pi x) sin^2(pi y) - sin^2(pi x) cos(2 pi y)).
+  solvers::Mathematics m;
+  m.domain = geometry::rectangle({0, 0}, {1, 1});
+  m.context.fields({"u"}).coordinates({"x", "y"});
+  m.equations = {
+      "laplacian(laplacian(u)) - 8*pi^4*(cos(2*pi*x)*cos(2*pi*y) - cos(2*pi*x)*sin(pi*y)^2 - "
+      "sin(pi*x)^2*cos(2*pi*y))"};
+  m.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"},
+                  {.kind = Condition::Kind::neumann, .value = "0"}};
+  const Convergence c =
+      converge(m,
+               [](const double* p) {
+                 return std::pow(std::sin(pi * p[0]), 2) * std::pow(std::sin(pi * p[1]), 2);
+               },
+               {17, 33, 65});
+  EXPECT_LT(c.errors.back(), 2e-3);
+  EXPECT_GT(c.order(), 1.8);
+  EXPECT_LT(c.order(), 2.2);
+}
+
+TEST(ClassicalErrors, AFourthOrderEquationNeedsTwoConditionsPerBoundaryPoint) {
+  solvers::Mathematics m;
+  m.domain = geometry::rectangle({0, 0}, {1, 1});
+  m.context.fields({"u"}).coordinates({"x", "y"});
+  m.equations = {"laplacian(laplacian(u)) - 1"};
+  m.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"},
+                  {.kind = Condition::Kind::neumann, .on = "x == 0 or x == 1", .value = "0"}};
+  try {
+    classical::check(m, {.grid = {17}});
+    FAIL() << "the plate without du/dn on y = 0, 1 was taken";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("need two conditions at every point of its faces"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("field 'u' has one at (x = 0.0625, y = 0)"), std::string::npos) << what;
+  }
+}
+
 TEST(ClassicalSolution, DerivativesAndResidualsComeFromTheStencils) {
   const auto m = poisson(geometry::rectangle({0, 0}, {1, 1}), {"x", "y"},
                          "laplacian(u) + 2*pi^2*sin(pi*x)*sin(pi*y)", "0");
