@@ -19,7 +19,8 @@
 //
 // Derivatives of order 3 or 4 along a non-periodic axis take ghost points, fixed by a second
 // condition at each boundary point (a clamped plate: u = 0 in the row, du/dn = 0 the ghost). A
-// field its own equation does not contain (the pressure of the velocity-pressure form) is
+// field its own equation does not contain and the others read only through first derivatives
+// (the pressure of the velocity-pressure form) is
 // stabilized by a 4th difference in that equation's rows, extrapolated to corners and, when its
 // level is free, fixed to 0 at the first grid point (discretization.h).
 //

@@ -146,17 +146,28 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
   }
 
   // Fields their own equation does not contain (classical.h: the pressure-like multipliers).
-  std::vector<std::vector<int>> field_use;  // per equation, per field (ExprNeeds::field_use)
+  // Such a field enters the other equations through first derivatives only (grad p): a field
+  // whose value or second derivatives appear somewhere (the u of a mixed form whose equations
+  // are listed in another order) is not one.
+  std::vector<ExprNeeds> eq_needs;
   for (std::size_t e = 0; e < equations.size(); ++e)
-    field_use.push_back(expr_needs(equations[e].core, ctx, "").field_use);
+    eq_needs.push_back(expr_needs(equations[e].core, ctx, ""));
   stabilized.assign(static_cast<std::size_t>(dof), false);
   pinned_field.assign(static_cast<std::size_t>(dof), false);
   for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f) {
-    if (field_use[f][f] != 0 || has_time_derivative[f]) continue;
+    if (eq_needs[f].field_use[f] != 0 || has_time_derivative[f]) continue;
+    bool gradient_only = false;
+    for (std::size_t e = 0; e < equations.size(); ++e) {
+      const int use = eq_needs[e].field_use[f], order = eq_needs[e].field_order[f];
+      if (use == 1 || order > 1) {
+        gradient_only = false;
+        break;
+      }
+      if (use == 2) gradient_only = true;
+    }
+    if (!gradient_only) continue;
     stabilized[f] = true;
     bool level_free = true;
-    for (std::size_t e = 0; e < equations.size(); ++e)
-      level_free = level_free && field_use[e][f] != 1;
     for (const Condition& c : math.conditions)
       if (c.field == ctx.field_names()[f] && c.kind != Condition::Kind::periodic)
         level_free = false;

@@ -33,8 +33,9 @@ struct Discretization {
   std::vector<equations::Equation> initial;     // per field: g of its initial_value condition
   std::vector<bool> has_initial;
   std::vector<bool> has_time_derivative;  // per field: its equation has one
-  // A field its own equation does not contain (the pressure of the velocity-pressure form, whose
-  // equation is the continuity): a constraint's multiplier, which central differences on the
+  // A field its own equation does not contain and the others read only through first
+  // derivatives (the pressure of the velocity-pressure form, whose equation is the continuity):
+  // a constraint's multiplier, which central differences on the
   // collocated grid do not see at the checkerboard modes. Its equation's rows add the
   // stabilization tau h^2/4 d4(field)/dx^4 per axis (tau = h/4; `stabilization_term`), and when
   // no condition holds the field and every equation reads only its derivatives, its level is
