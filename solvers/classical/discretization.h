@@ -35,11 +35,10 @@ struct Discretization {
   std::vector<bool> has_time_derivative;  // per field: its equation has one
   // A field its own equation does not contain and the others read only through first
   // derivatives (the pressure of the velocity-pressure form, whose equation is the continuity):
-  // a constraint's multiplier, which central differences on the
-  // collocated grid do not see at the checkerboard modes. Its equation's rows add the
-  // stabilization tau h^2/4 d4(field)/dx^4 per axis (tau = h/4; `stabilization_term`), and when
-  // no condition holds the field and every equation reads only its derivatives, its level is
-  // free: it is fixed to 0 at the grid's first point (row kind `pinned`).
+  // a constraint's multiplier, whose checkerboard modes central differences on the collocated
+  // grid do not see. Its equation's rows add the stabilization tau h^2/4 d4(field)/dx^4 per axis
+  // (tau = h/4; `stabilization_term`), and when no condition holds the field its level is free:
+  // it is fixed to 0 at the grid's first point (row kind `pinned`).
   std::vector<bool> stabilized;
   std::vector<bool> pinned_field;
   static constexpr std::int16_t pinned = -2;
