@@ -132,9 +132,8 @@ std::string scientific(double v) {
   return buffer;
 }
 
-// `solver: {type: petsc}`: the problem solved by finite differences (solvers/classical), written
-// like a trained run: config.yaml, the fields on the output grid, summary.json (with the solve's
-// iterations, residual norms and time under "solver"). No checkpoint or history: nothing trains.
+#endif
+
 // The fields on the output grid into the run folder (their files, then summary.json's name, to
 // report.files; the time to report.output_seconds): what every kind of run writes last.
 void write_fields(const RunConfig& c, const solvers::ExactSolution& exact, RunReport& report) {
@@ -152,6 +151,7 @@ void write_fields(const RunConfig& c, const solvers::ExactSolution& exact, RunRe
   report.output_seconds = solvers::clock_seconds() - t0;
 }
 
+#ifdef JETPDE_HAVE_CLASSICAL
 // The problem the classical solver takes from a config, checked as solve() checks it (the
 // shape, the equations and conditions, the grid) and the reference's exact solution (into
 // *exact, when not null); UserErrors prefixed by the config and what it is for. What a PINN
@@ -169,6 +169,9 @@ solvers::Mathematics classical_mathematics(const RunConfig& c, const classical::
   }
 }
 
+// `solver: {type: petsc}`: the problem solved by finite differences (solvers/classical), written
+// like a trained run: config.yaml, the fields on the output grid, summary.json (with the solve's
+// iterations, residual norms and time under "solver"). No checkpoint or history: nothing trains.
 RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const solvers::Communicator& comm =
       o.communicator ? *o.communicator : solvers::serial_communicator();
@@ -375,8 +378,9 @@ std::string check_classical(const RunConfig& c) {
   const std::string missing =
       "this jetpde was built without PETSc (install petsc-dev, or scripts/bootstrap.sh, and "
       "configure again)";
-  const std::size_t dim = c.spec.math.context.spatial().size();
-  const auto describe = [dim](const std::vector<int>& grid) {
+  // (Unused in a build without PETSc.)
+  [[maybe_unused]] const std::size_t dim = c.spec.math.context.spatial().size();
+  [[maybe_unused]] const auto describe = [dim](const std::vector<int>& grid) {
     std::string s;
     for (std::size_t a = 0; a < (grid.size() == 1 ? dim : grid.size()); ++a)
       s += (s.empty() ? "" : " x ") + std::to_string(grid.size() == 1 ? grid[0] : grid[a]);
