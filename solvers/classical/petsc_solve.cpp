@@ -446,6 +446,10 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
   ScopedErrorHandler errors;
   ScopedOptions scoped(options.petsc_options, options.command_line_options);
   check_solver_types();
+  // -log_view: PETSc reads it at PetscInitialize and prints at PetscFinalize, neither of which
+  // sees a solve's own options; so the logging starts here and the table prints after the solve.
+  const bool log_view = scoped.has("-log_view");
+  if (log_view) JETPDE_PETSC(PetscLogDefaultBegin());
   // Options::parallel: the DMDA's own decomposition over PETSc's world (every process calls
   // solve() together); else this process alone solves the whole grid.
   const MPI_Comm comm = options.parallel ? PETSC_COMM_WORLD : PETSC_COMM_SELF;
@@ -603,6 +607,9 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     if (!report.converged && times.size() < 2)
       throw UserError("petsc: TS stopped before the first time level (" + report.reason + ")");
   }
+  if (log_view)
+    JETPDE_PETSC(
+        PetscLogView(PETSC_VIEWER_STDOUT_(options.parallel ? PETSC_COMM_WORLD : PETSC_COMM_SELF)));
   report.unused_options = scoped.unused();
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

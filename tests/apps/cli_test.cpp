@@ -642,6 +642,11 @@ TEST_F(Cli, PetscHelpListsTheOptionsTheSolveReads) {
   ASSERT_EQ(r.status, 0) << r.text;
   for (const char* name : {"-snes_type", "-ksp_type", "-pc_type"})
     EXPECT_NE(r.text.find(name), std::string::npos) << name << "\n" << r.text.substr(0, 2000);
+  // -log_view, which PETSc itself reads only at PetscInitialize: the solve's table of events.
+  const Output log = jetpde("run " + cfg + " --petsc-options -log_view");
+  ASSERT_EQ(log.status, 0) << log.text;
+  EXPECT_NE(log.text.find("SNESSolve"), std::string::npos) << log.text;
+  EXPECT_EQ(log.text.find("did not use"), std::string::npos) << log.text;
 }
 
 TEST_F(Cli, PetscOptionsReachAClassicalReference) {
