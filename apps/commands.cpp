@@ -184,13 +184,21 @@ int run(const RunArgs& a, const solvers::Communicator& comm) {
   set_threads(config.threads);
   if (a.check) {
     // Everything run() checks before it touches the run folder: the config, the problem, the
-    // solver (the trainer's stages and weighting, the validation set and derived metrics).
+    // solver (the trainer's stages and weighting, the validation set and derived metrics); for
+    // the classical solver what it refuses of the problem and grid.
+    const std::string classical = io::check_classical(config);
+    if (config.solver.type == "petsc") {
+      std::fprintf(log, "jetpde: %s: the config is valid: %s; nothing was run\n", a.config.c_str(),
+                   classical.c_str());
+      return 0;
+    }
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, log);
     solvers::Solver solver(io::build_problem(config, spec, comm), io::solve_options(config));
     const std::size_t terms = solver.problem().objective().slot_names().size();
-    std::fprintf(log, "jetpde: %s: the config is valid (%zu loss term%s); nothing was run\n",
-                 a.config.c_str(), terms, terms == 1 ? "" : "s");
+    std::fprintf(log, "jetpde: %s: the config is valid (%zu loss term%s%s); nothing was run\n",
+                 a.config.c_str(), terms, terms == 1 ? "" : "s",
+                 classical.empty() ? "" : ("; " + classical).c_str());
     return 0;
   }
   std::fprintf(
@@ -202,7 +210,8 @@ int run(const RunArgs& a, const solvers::Communicator& comm) {
                                            .max_steps = a.max_steps,
                                            .log = log,
                                            .interrupt = &g_stop_signal,
-                                           .communicator = &comm});
+                                           .communicator = &comm,
+                                           .petsc_options = a.petsc_options});
   const solvers::Solution& solution = r.solution;
   std::fprintf(log, "jetpde: %s\n", r.result().message.c_str());
   const auto& m = solution.metrics();

@@ -19,6 +19,9 @@ struct RunArgs {
   std::string output;    // --output DIR (output.dir)
   std::string progress;  // --progress MODE (output.progress)
   int threads = -1;      // --threads N (threads)
+  // --petsc-options "...": the classical solves' PETSc options, after solver.options and
+  // PETSC_OPTIONS (io::RunOptions::petsc_options).
+  std::string petsc_options;
 };
 // SIGTERM and SIGINT blocked in this thread and every thread started after it, and taken by a
 // thread of their own (commands.cpp says why): call first in main. `run` then stops cleanly at

@@ -87,6 +87,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "line", "plain", "none"}));
   run_cmd->add_option("--threads", run_args.threads, "CPU threads (0: all cores)")
       ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option(
+      "--petsc-options", run_args.petsc_options,
+      "PETSc options for solver: petsc and reference: {solver: petsc} (\"-snes_monitor "
+      "-ksp_type gmres\"; -help lists them), read after solver.options and "
+      "PETSC_OPTIONS");
 
   EvalArgs eval_args;
   CLI::App* eval_cmd = app.add_subcommand("eval", "Evaluate a trained run at given points");

@@ -192,7 +192,8 @@ const options::Declaration<SolverOptions>& solver_options() {
           &SolverOptions::grid);
     d.add(key("options", T::string, "",
               "petsc: PETSc options (`-snes_monitor -ksp_type gmres`; `-help` lists those the "
-              "solve reads); PETSC_OPTIONS from the environment comes after them."),
+              "solve reads); PETSC_OPTIONS from the environment comes after them, then "
+              "`jetpde run --petsc-options`."),
           &SolverOptions::options);
     d.add(at_least(0, key("time_step", T::number, "0",
                           "petsc, time-dependent: the time step (0: the smallest grid spacing, "

@@ -135,9 +135,8 @@ std::string scientific(double v) {
   return buffer;
 }
 
-// `solver: {type: petsc}`: the problem solved by finite differences (solvers/classical), written
-// like a trained run: config.yaml, the fields on the output grid, summary.json (with the solve's
-// iterations, residual norms and time under "solver"). No checkpoint or history: nothing trains.
+#endif
+
 // The fields on the output grid into the run folder (their files, then summary.json's name, to
 // report.files; the time to report.output_seconds): what every kind of run writes last.
 void write_fields(const RunConfig& c, const solvers::ExactSolution& exact, RunReport& report) {
@@ -155,6 +154,27 @@ void write_fields(const RunConfig& c, const solvers::ExactSolution& exact, RunRe
   report.output_seconds = solvers::clock_seconds() - t0;
 }
 
+#ifdef JETPDE_HAVE_CLASSICAL
+// The problem the classical solver takes from a config, checked as solve() checks it (the
+// shape, the equations and conditions, the grid) and the reference's exact solution (into
+// *exact, when not null); UserErrors prefixed by the config and what it is for. What a PINN
+// config builds into its network (hard constraints, periodic inputs) are conditions here.
+solvers::Mathematics classical_mathematics(const RunConfig& c, const classical::Options& options,
+                                           solvers::ExactSolution* exact,
+                                           const std::string& what = "solver (petsc)") {
+  try {
+    solvers::Mathematics math = classical::with_pinn_conditions(c.spec.math, c.spec.pinn);
+    classical::check(math, options);
+    if (exact) *exact = classical::exact_solution(c.reference, math);
+    return math;
+  } catch (const UserError& e) {
+    throw UserError(c.source + ": " + what + ": " + e.what());
+  }
+}
+
+// `solver: {type: petsc}`: the problem solved by finite differences (solvers/classical), written
+// like a trained run: config.yaml, the fields on the output grid, summary.json (with the solve's
+// iterations, residual norms and time under "solver"). No checkpoint or history: nothing trains.
 RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const solvers::Communicator& comm =
       o.communicator ? *o.communicator : solvers::serial_communicator();
@@ -162,6 +182,7 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   const double started = solvers::clock_seconds();
   const classical::Options options{.grid = c.solver.grid,
                                    .petsc_options = c.solver.options,
+                                   .command_line_options = o.petsc_options,
                                    .time_levels = c.output.time_steps,
                                    .time_step = c.solver.time_step,
                                    .parallel = comm.size() > 1};
@@ -172,15 +193,9 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
       throw UserError(c.source + ": solver (petsc): " + e.what());
     }
   };
-  // What the solver refuses is found before the run folder is touched. What a PINN config builds
-  // into its network (hard constraints, periodic inputs) are conditions here.
+  // What the solver refuses is found before the run folder is touched (check_classical).
   solvers::ExactSolution exact;
-  solvers::Mathematics math;
-  in_config([&] {
-    math = classical::with_pinn_conditions(c.spec.math, c.spec.pinn);
-    classical::check(math, options);
-    exact = classical::exact_solution(c.reference, math);
-  });
+  const solvers::Mathematics math = classical_mathematics(c, options, &exact);
   if (writer) prepare_folder(c.output.dir);
   comm.barrier();
   const std::string config_text = dump(c.resolved);
@@ -235,6 +250,28 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
       ", " + std::to_string(rep.unknowns) + " unknowns";
   result.seconds = result.run_seconds = rep.seconds;
 
+  // A caller's on_step (the Python module's history and callbacks) sees the solve's record after
+  // it: one step per Newton iteration (stage "newton", the loss the residual's 2-norm) or per
+  // time step (stage "time_step", the step's last Newton residual, metrics t and its Newton
+  // iterations); the last step carries the run's metrics.
+  if (o.on_step) {
+    const bool steps_in_time = !rep.history_time.empty();
+    const std::size_t first = steps_in_time ? 0 : 1;  // SNES's entry 0 is the initial guess
+    for (std::size_t k = first; k < rep.history_residual.size(); ++k) {
+      solvers::StepInfo info;
+      info.step = static_cast<int>(k + 1 - first);
+      info.stage = steps_in_time ? "time_step" : "newton";
+      info.loss = rep.history_residual[k];
+      info.seconds = info.run_seconds = rep.history_seconds[k];
+      if (steps_in_time) {
+        info.metrics["t"] = rep.history_time[k];
+        info.metrics["newton_iterations"] = rep.history_iterations[k];
+      }
+      if (k + 1 == rep.history_residual.size())
+        for (const auto& [name, value] : result.metrics) info.metrics[name] = value;
+      if (!o.on_step(info)) break;
+    }
+  }
   RunReport report{.dir = c.output.dir,
                    .solution = solvers::Solution(solved.solution, result, exact, compared)};
   report.ranks = comm.size();
@@ -245,6 +282,7 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   nlohmann::ordered_json s;
   s["type"] = "petsc";
   s["method"] = rep.method;
+  if (!rep.formulation.empty()) s["formulation"] = rep.formulation;
   s["converged"] = rep.converged;
   s["reason"] = rep.reason;
   std::vector<int> counts;
@@ -260,6 +298,7 @@ RunReport run_classical(const RunConfig& c, const RunOptions& o) {
   }
   s["seconds"] = rep.seconds;
   s["options"] = c.solver.options;
+  if (!o.petsc_options.empty()) s["command_line_options"] = o.petsc_options;
   s["unused_options"] = rep.unused_options;
   s["setup_and_solve_seconds"] = t2 - started;
   write_summary(c.output.dir + "/summary.json", c, report, &s);
@@ -303,9 +342,11 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
 // `reference: {solver: petsc}`: the classical solution, solved now, as the reference's function;
 // `record` gets what summary.json says of it.
 solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
-                                           nlohmann::ordered_json* record, bool parallel) {
+                                           nlohmann::ordered_json* record, bool parallel,
+                                           const std::string& command_line_options) {
   const classical::Options options{.grid = c.reference_solver.grid,
                                    .petsc_options = c.reference_solver.options,
+                                   .command_line_options = command_line_options,
                                    .time_levels = c.output.time_steps,
                                    .parallel = parallel};
   classical::Result solved;
@@ -336,6 +377,40 @@ solvers::ExactSolution classical_reference(const RunConfig& c, std::FILE* log,
 }
 #endif
 
+std::string check_classical(const RunConfig& c) {
+  const std::string missing =
+      "this jetpde was built without PETSc (install petsc-dev, or scripts/bootstrap.sh, and "
+      "configure again)";
+  // (Unused in a build without PETSc.)
+  [[maybe_unused]] const std::size_t dim = c.spec.math.context.spatial().size();
+  [[maybe_unused]] const auto describe = [dim](const std::vector<int>& grid) {
+    std::string s;
+    for (std::size_t a = 0; a < (grid.size() == 1 ? dim : grid.size()); ++a)
+      s += (s.empty() ? "" : " x ") + std::to_string(grid.size() == 1 ? grid[0] : grid[a]);
+    return s;
+  };
+  std::string out;
+  if (c.solver.type == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    classical_mathematics(c, {.grid = c.solver.grid}, nullptr);
+    out = "the petsc solver takes it on a " + describe(c.solver.grid) + " grid";
+#else
+    throw UserError(c.source + ": solver.type: petsc: " + missing);
+#endif
+  }
+  if (c.reference_solver.solver == "petsc") {
+#ifdef JETPDE_HAVE_CLASSICAL
+    classical_mathematics(c, {.grid = c.reference_solver.grid}, nullptr,
+                          "reference.solver (petsc)");
+    out += std::string(out.empty() ? "" : "; ") + "the petsc solver takes its reference on a " +
+           describe(c.reference_solver.grid) + " grid";
+#else
+    throw UserError(c.source + ": reference.solver: petsc: " + missing);
+#endif
+  }
+  return out;
+}
+
 RunReport run(const RunConfig& c, const RunOptions& o) {
   if (c.solver.type == "petsc") {
 #ifdef JETPDE_HAVE_CLASSICAL
@@ -355,7 +430,8 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   nlohmann::ordered_json reference_record;
   if (c.reference_solver.solver == "petsc") {
 #ifdef JETPDE_HAVE_CLASSICAL
-    options.reference.function = classical_reference(c, o.log, &reference_record, comm.size() > 1);
+    options.reference.function =
+        classical_reference(c, o.log, &reference_record, comm.size() > 1, o.petsc_options);
 #else
     throw UserError(c.source +
                     ": reference.solver: petsc: this jetpde was built without PETSc "

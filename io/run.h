@@ -56,11 +56,17 @@ struct RunOptions {
   // Called after every step (after progress and history.csv have it); returning false stops
   // training after that step, with status "stopped", and everything is written as for a finished
   // run. Empty: none. (The Python module records the history and runs its callbacks through it.)
+  // A classical solve (solver: petsc) calls it after the solve, once per Newton iteration or time
+  // step (io::run_classical says what each carries); returning false stops the calls only.
   std::function<bool(const solvers::StepInfo&)> on_step;
   // The ranks of a data-parallel run (`mpirun -n N jetpde run`; not owned; null: serial). Every
   // rank calls run() with the same config; rank 0 alone writes the run folder, the progress and
   // the log; every rank returns the same parameters.
   const solvers::Communicator* communicator = nullptr;
+  // PETSc options for the classical solves (`solver: {type: petsc}` and `reference: {solver:
+  // petsc}`; `jetpde run --petsc-options`): read after solver.options (reference.options) and
+  // PETSC_OPTIONS, so they override both. Not written into config.yaml.
+  std::string petsc_options;
 };
 
 struct RunReport {
@@ -83,6 +89,12 @@ struct RunReport {
 // The config's description of how to solve (stages capped at options.max_steps, seed,
 // resampling, the reference, stop conditions, device); no callbacks and no checkpoints.
 solvers::SolveOptions solve_options(const RunConfig& config, const RunOptions& options = {});
+
+// `jetpde run --check` for the classical solver: what run() would refuse of `solver: {type:
+// petsc}` and of `reference: {solver: petsc}` (the shape, the equation count, derivative orders,
+// conditions, the grid), with run()'s messages, without starting PETSc or solving. Returns what it
+// checked ("" when the config uses neither); UserError otherwise, and when built without PETSc.
+std::string check_classical(const RunConfig& config);
 
 // UserError for an output folder that cannot be written (before anything is trained), a resume
 // without a checkpoint or from one of a different config, a validation set too large for the

@@ -195,7 +195,10 @@ class Solution(_Names):
     @property
     def history(self):
         """{column: array}: step, stage, seconds, loss, learning_rate, loss_TERM, weight_TERM,
-        metrics (NaN where not measured); history.csv's columns."""
+        metrics (NaN where not measured); history.csv's columns. A classical solve (solver:
+        {type: petsc}): one row per Newton iteration (stage "newton", loss the residual's 2-norm)
+        or per time step (stage "time_step", loss the step's last Newton residual, metrics t and
+        newton_iterations), the run's metrics on the last row; empty after load_run."""
         if self._history is None:
             self._history = self._native.history()
         return self._history
@@ -220,6 +223,8 @@ class Solution(_Names):
 
     @property
     def loss_terms(self):
+        """The training loss's terms (equations, conditions); [] for a classical solve, which
+        minimizes no weighted loss."""
         return list(self._native.loss_terms)
 
     @property

@@ -82,6 +82,9 @@ const std::vector<std::string>& PySolution::fields() const {
 }
 
 std::vector<std::string> PySolution::loss_terms() const {
+  // A classical solution (solver: petsc) minimizes no weighted loss: it has no terms, and its
+  // history's `loss` is the Newton residual's norm.
+  if (run_.config.solver.type == "petsc") return {};
   return run_.solution.problem().objective().slot_names();
 }
 

@@ -17,9 +17,17 @@
 // Periodic conditions make their axis DM_BOUNDARY_PERIODIC. Initial values start the time
 // stepping. The Jacobian is finite differences with the DMDA's coloring (-snes_fd_color).
 //
+// Derivatives of order 3 or 4 along a non-periodic axis take ghost points, fixed by a second
+// condition at each boundary point (a clamped plate: u = 0 in the row, du/dn = 0 the ghost). A
+// field its own equation does not contain and the others read only through first derivatives
+// (the pressure of the velocity-pressure form) is
+// stabilized by a 4th difference in that equation's rows, extrapolated to corners and, when its
+// level is free, fixed to 0 at the first grid point (discretization.h).
+//
 // What it does not do yet is a UserError naming why: a domain that is not a box (or a time
-// product of one), derivatives beyond order 2 along a non-periodic axis, trainable parameters,
-// data, initial_rate and fixed-point (`at`) conditions, more equations than fields.
+// product of one), order 3-4 derivatives along a non-periodic axis without the second
+// condition, trainable parameters, data, initial_rate and fixed-point (`at`) conditions, more
+// equations than fields.
 #pragma once
 
 #include <memory>
@@ -38,10 +46,14 @@ struct Options {
   // periodic axis has n points lo + i (hi - lo) / n.
   std::vector<int> grid{65};
   // PETSc options ("-snes_monitor -ksp_type gmres"), read after the defaults below; PETSC_OPTIONS
-  // from the environment is read after them, so it overrides the config.
+  // from the environment is read after them, so it overrides the config, and then
+  // command_line_options.
   // Defaults: SNES newtonls, a direct solve (-ksp_type preonly -pc_type lu; MUMPS's on several
   // processes); TS bdf.
   std::string petsc_options;
+  // PETSc options from the command line (`jetpde run --petsc-options`), read last: after
+  // PETSC_OPTIONS, as PETSc orders its own command line after the environment.
+  std::string command_line_options;
   // Time-dependent problems: `time_levels` uniform levels from t0 to t1 (the output's), each the
   // end of a step, stepped with `time_step` (0: the smallest grid spacing; at most the level
   // interval, and shortened to a whole number of steps per level; -ts_dt overrides).
@@ -57,7 +69,9 @@ struct Options {
 };
 
 struct Report {
-  std::string method;  // "SNES newtonls, KSP preonly, PC lu" / "TS bdf"
+  std::string method;  // "SNES newtonls, KSP preonly, PC lu" / "TS bdf" (+ " (mumps)")
+  // What the solver added to the equations (a stabilized field, a fixed level), "" when nothing.
+  std::string formulation;
   bool converged = false;
   std::string reason;  // PETSc's converged reason (the last one for TS)
   int iterations = 0;  // Newton iterations (TS: nonlinear iterations over all steps)
@@ -66,8 +80,13 @@ struct Report {
   long long function_evaluations = 0;
   double initial_residual = 0, final_residual = 0;  // 2-norm of the residual vector (SNES)
   double seconds = 0;                               // the PETSc solve (setup included)
-  long long unknowns = 0;                           // grid points x fields
-  std::vector<std::string> unused_options;          // options PETSc never read (misspelt?)
+  // Per Newton iteration (SNES; entry 0 the initial guess's) or per time step (TS; step 1 first):
+  // the residual's 2-norm (TS: the step's last Newton residual), the seconds since solve()
+  // began, and for TS the step's end time and its Newton iterations.
+  std::vector<double> history_residual, history_seconds, history_time;
+  std::vector<int> history_iterations;
+  long long unknowns = 0;                   // grid points x fields
+  std::vector<std::string> unused_options;  // options PETSc never read (misspelt?)
 };
 
 // The grid solution as a FieldSource (what io's writers read): values by multilinear
@@ -125,8 +144,9 @@ void check(const solvers::Mathematics& math, const Options& options);
 // constraint on "initial" is an initial_value condition, on "spatial", a face or a predicate a
 // dirichlet one, on "" (the whole boundary) both for a time product; a periodic input
 // (network.periodic) whose period is the box's length along its coordinate a periodic condition.
-// UserError for a constraint with its own distance D (no piece to read) or on "final", and for a
-// period other than the box's.
+// A constraint whose distance D is a nonzero number (u = g + D N: a known part plus the network)
+// constrains nothing and adds no condition. UserError for a constraint with any other distance D
+// (no piece to read) or on "final", and for a period other than the box's.
 solvers::Mathematics with_pinn_conditions(const solvers::Mathematics& math,
                                           const solvers::PinnOptions& pinn);
 

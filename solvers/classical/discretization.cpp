@@ -14,6 +14,9 @@ namespace {
 
 using solvers::Condition;
 
+// Boundary points on at least this many faces have their stabilized fields extrapolated.
+constexpr int kExtrapolateFaces = 2;
+
 std::string number_text(double v) {
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.17g", v);
@@ -116,6 +119,9 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
         "the petsc solver needs one equation per field: " + std::to_string(math.equations.size()) +
         " equations for " + std::to_string(dof) + " fields");
   std::vector<int> max_order(static_cast<std::size_t>(dim), 0), eq_order = max_order;
+  ghost_axis.assign(static_cast<std::size_t>(dim), false);
+  std::string high_order_where;  // an equation with derivatives of order 3 or 4 on a ghost axis
+  int high_order = 0;
   has_time_derivative.assign(static_cast<std::size_t>(dof), false);
   for (std::size_t e = 0; e < math.equations.size(); ++e) {
     const std::string name = math.equation_names.empty() ? "" : math.equation_names[e];
@@ -130,23 +136,51 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
     box_stencil = box_stencil || needs.mixed;
     for (int a = 0; a < dim; ++a) {
       const int k = needs.max_order[static_cast<std::size_t>(a)];
-      if (k > 2 && !axes[static_cast<std::size_t>(a)].periodic)
-        throw UserError(where + ": derivatives of order " + std::to_string(k) + " along the " +
-                        "non-periodic " + ctx.spatial_names()[static_cast<std::size_t>(a)] +
-                        " axis need two conditions per boundary point, which the petsc solver "
-                        "does not place yet (periodic axes take them)");
+      if (k > 2 && !axes[static_cast<std::size_t>(a)].periodic) {
+        ghost_axis[static_cast<std::size_t>(a)] = true;
+        high_order_where = where;
+        high_order = std::max(high_order, k);
+      }
       eq_order[static_cast<std::size_t>(a)] = std::max(eq_order[static_cast<std::size_t>(a)], k);
     }
+  }
+
+  // Fields their own equation does not contain (classical.h: the pressure-like multipliers).
+  // Such a field enters the other equations through first derivatives only (grad p): a field
+  // whose value or second derivatives appear somewhere (the u of a mixed form whose equations
+  // are listed in another order) is not one.
+  std::vector<ExprNeeds> eq_needs;
+  for (std::size_t e = 0; e < equations.size(); ++e)
+    eq_needs.push_back(expr_needs(equations[e].core, ctx, ""));
+  stabilized.assign(static_cast<std::size_t>(dof), false);
+  pinned_field.assign(static_cast<std::size_t>(dof), false);
+  for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f) {
+    if (eq_needs[f].field_use[f] != 0 || has_time_derivative[f]) continue;
+    bool gradient_only = false;
+    for (std::size_t e = 0; e < equations.size(); ++e) {
+      const int use = eq_needs[e].field_use[f], order = eq_needs[e].field_order[f];
+      if (use == 1 || order > 1) {
+        gradient_only = false;
+        break;
+      }
+      if (use == 2) gradient_only = true;
+    }
+    if (!gradient_only) continue;
+    stabilized[f] = true;
+    bool level_free = true;
+    for (const Condition& c : math.conditions)
+      if (c.field == ctx.field_names()[f] && c.kind != Condition::Kind::periodic)
+        level_free = false;
+    pinned_field[f] = level_free;
+    formulation += (formulation.empty() ? "" : "; ") + ctx.field_names()[f] +
+                   ": not in its own equation, which is stabilized by a 4th difference" +
+                   (level_free ? ", fixed to 0 at the first grid point" : "");
   }
 
   // The conditions on the boundary, and the initial values.
   initial.resize(static_cast<std::size_t>(dof));
   has_initial.assign(static_cast<std::size_t>(dof), false);
-  struct Face {
-    int face;
-    std::function<bool(geometry::Point, geometry::Point)> keep;
-  };
-  std::vector<std::vector<Face>> faces;  // per entry of `conditions`
+  std::vector<std::vector<Face>>& faces = condition_faces;
   for (std::size_t k = 0; k < math.conditions.size(); ++k) {
     const Condition& c = math.conditions[k];
     const std::string label = solvers::condition_label(c, k);
@@ -239,12 +273,9 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
           const std::size_t r = static_cast<std::size_t>(p * dof + f);
           if (row[r] >= 0) continue;
           for (int face : on) {
-            bool holds = false;
             std::vector<double> normal(static_cast<std::size_t>(domain.dim()), 0.0);
             normal[static_cast<std::size_t>(face / 2)] = face % 2 ? 1.0 : -1.0;
-            for (const Face& h : faces[c])
-              if (h.face == face && (!h.keep || h.keep(point, normal))) holds = true;
-            if (!holds) continue;
+            if (!condition_holds(c, face, point, normal)) continue;
             row[r] = static_cast<std::int16_t>(c);
             row_face[r] = static_cast<std::int8_t>(face);
             ++used[c];
@@ -252,6 +283,38 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
           }
         }
       }
+  // The stabilized fields' rows at corners that no condition took, and at the first point.
+  for (index[2] = 0; index[2] < count(2); ++index[2])
+    for (index[1] = 0; index[1] < count(1); ++index[1])
+      for (index[0] = 0; index[0] < count(0); ++index[0]) {
+        int faces_on = 0, first = -1;
+        for (int a = 0; a < dim; ++a) {
+          const Axis& axis = axes[static_cast<std::size_t>(a)];
+          if (axis.periodic) continue;
+          for (int side = 0; side < 2; ++side)
+            if (index[a] == (side ? axis.n - 1 : 0)) {
+              ++faces_on;
+              if (first < 0) first = 2 * a + side;
+            }
+        }
+        if (faces_on < kExtrapolateFaces) continue;
+        const long long p = natural(index);
+        for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f) {
+          const std::size_t r = static_cast<std::size_t>(p) * static_cast<std::size_t>(dof) + f;
+          if (!stabilized[f] || row[r] != -1) continue;
+          if (axes[static_cast<std::size_t>(first / 2)].n < 5)
+            throw UserError("field '" + ctx.field_names()[f] +
+                            "' is stabilized by a fourth difference, which needs 5 points per "
+                            "axis; the grid has fewer");
+          row[r] = extrapolated;
+          row_face[r] = static_cast<std::int8_t>(first);
+        }
+      }
+  for (std::size_t f = 0; f < static_cast<std::size_t>(dof); ++f)
+    if (pinned_field[f]) row[f] = pinned;  // point 0's row of the field
+  place_ghost_conditions(high_order_where, high_order);
+  for (std::int16_t c : ghost_condition)
+    if (c >= 0) ++used[static_cast<std::size_t>(c)];
   for (std::size_t c = 0; c < conditions.size(); ++c)
     if (used[c] == 0)
       throw UserError(
@@ -268,7 +331,7 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
                               (i[a] == 0 || i[a] == axes[static_cast<std::size_t>(a)].n - 1));
     if (!boundary) continue;
     for (int f = 0; f < dof; ++f)
-      if (row[static_cast<std::size_t>(p * dof + f)] < 0) equation_on_boundary = true;
+      if (row[static_cast<std::size_t>(p * dof + f)] == -1) equation_on_boundary = true;
   }
 
   // The DMDA's stencil width: the farthest any row reaches. Interior equation rows are central;
@@ -282,7 +345,116 @@ Discretization::Discretization(const solvers::Mathematics& m, const std::vector<
     reach = std::max(reach, stencil_reach(axis, max_order[static_cast<std::size_t>(a)]));
     stencil_width = std::max(stencil_width, reach);
   }
+  // The fourth differences of the stabilization and the extrapolation reach 2 points.
+  if (saddle_point()) stencil_width = std::max(stencil_width, 2);
   evaluator = std::make_unique<StencilEvaluator>(axes, ctx);
+  if (has_ghosts()) {
+    // The grid with one more point beyond each end of the ghost axes, for the equations' central
+    // stencils next to the walls and the second conditions' central differences at them.
+    std::vector<Axis> extended = axes;
+    for (int a = 0; a < dim; ++a)
+      if (ghost_axis[static_cast<std::size_t>(a)]) {
+        Axis& e = extended[static_cast<std::size_t>(a)];
+        e.lo -= e.h;
+        e.hi += e.h;
+        e.n += 2;
+      }
+    ghost_evaluator = std::make_unique<StencilEvaluator>(extended, ctx);
+  }
+}
+
+bool Discretization::condition_holds(std::size_t c, int face, const std::vector<double>& point,
+                                     const std::vector<double>& normal) const {
+  for (const Face& h : condition_faces[c])
+    if (h.face == face && (!h.keep || h.keep(point, normal))) return true;
+  return false;
+}
+
+bool Discretization::has_ghosts() const {
+  for (bool g : ghost_axis)
+    if (g) return true;
+  return false;
+}
+
+void Discretization::place_ghost_conditions(const std::string& where, int order) {
+  if (!has_ghosts()) return;
+  // Every boundary point of a ghost axis' faces, for every field whose equation reaches the
+  // ghost, holds a condition in its row and needs a second one on that face, which involves the
+  // derivative along the axis: it fixes the value one spacing outside (the ghost point).
+  const long long n = points();
+  ghost_condition.assign(static_cast<std::size_t>(n * dof * dim), -1);
+  std::vector<bool> reaches(static_cast<std::size_t>(dof * dim), false);
+  for (std::size_t e = 0; e < equations.size(); ++e) {
+    const ExprNeeds needs = expr_needs(equations[e].core, ctx, "");
+    for (int a = 0; a < dim; ++a)
+      if (ghost_axis[static_cast<std::size_t>(a)] &&
+          needs.max_order[static_cast<std::size_t>(a)] > 2)
+        for (int f = 0; f < dof; ++f)
+          if (needs.field_use[static_cast<std::size_t>(f)] != 0)
+            reaches[static_cast<std::size_t>(f * dim + a)] = true;
+  }
+  // The conditions' faces (as the rows were placed), and whether they reach along each axis.
+  const geometry::Geometry& domain = *math.domain;
+  int index[3] = {0, 0, 0};
+  for (index[2] = 0; index[2] < count(2); ++index[2])
+    for (index[1] = 0; index[1] < count(1); ++index[1])
+      for (index[0] = 0; index[0] < count(0); ++index[0]) {
+        const long long p = natural(index);
+        std::vector<double> point(static_cast<std::size_t>(domain.dim()), 0.5 * (t0 + t1));
+        for (int a = 0; a < dim; ++a)
+          point[static_cast<std::size_t>(a)] =
+              axes[static_cast<std::size_t>(a)].coordinate(index[a]);
+        for (int a = 0; a < dim; ++a) {
+          const Axis& axis = axes[static_cast<std::size_t>(a)];
+          if (!ghost_axis[static_cast<std::size_t>(a)]) continue;
+          if (index[a] != 0 && index[a] != axis.n - 1) continue;
+          const int face = 2 * a + (index[a] == 0 ? 0 : 1);
+          std::vector<double> normal(static_cast<std::size_t>(domain.dim()), 0.0);
+          normal[static_cast<std::size_t>(a)] = face % 2 ? 1.0 : -1.0;
+          // A point of the face's rim (on another face too) is no equation's neighbour along
+          // this axis unless the other face is periodic: its ghost is not needed.
+          bool rim = false;
+          for (int b = 0; b < dim; ++b)
+            if (b != a && !axes[static_cast<std::size_t>(b)].periodic &&
+                (index[b] == 0 || index[b] == axes[static_cast<std::size_t>(b)].n - 1))
+              rim = true;
+          for (int f = 0; f < dof; ++f) {
+            if (!reaches[static_cast<std::size_t>(f * dim + a)]) continue;
+            const std::size_t r = static_cast<std::size_t>(p * dof + f);
+            int found = -1;
+            for (std::size_t c = 0; c < conditions.size() && found < 0; ++c) {
+              const Condition& cond = math.conditions[condition_source[c]];
+              if (static_cast<int>(c) == row[r] || ctx.field_index(cond.field) != f) continue;
+              if (expr_needs(conditions[c].core, ctx, "").max_order[static_cast<std::size_t>(a)] <
+                  1)
+                continue;
+              if (condition_holds(c, face, point, normal)) found = static_cast<int>(c);
+            }
+            if (found < 0 && !rim) {
+              std::string at;
+              for (int b = 0; b < dim; ++b)
+                at += (at.empty() ? "" : ", ") + ctx.spatial_names()[static_cast<std::size_t>(b)] +
+                      " = " + geometry::format_number(point[static_cast<std::size_t>(b)]);
+              throw UserError(
+                  where + ": derivatives of order " + std::to_string(order) + " along the " +
+                  "non-periodic " + ctx.spatial_names()[static_cast<std::size_t>(a)] +
+                  " axis need two conditions at every point of its faces (a value and a normal " +
+                  "derivative, e.g. dirichlet and neumann for a clamped plate), and field '" +
+                  ctx.field_names()[static_cast<std::size_t>(f)] + "' has " +
+                  (row[r] >= 0 ? "one" : "none") + " at (" + at +
+                  "): add a condition there whose expression has a derivative along " +
+                  ctx.spatial_names()[static_cast<std::size_t>(a)]);
+            }
+            ghost_condition[static_cast<std::size_t>((p * dof + f) * dim + a)] =
+                static_cast<std::int16_t>(found);
+            if (row[r] < 0)
+              throw UserError(where + ": field '" + ctx.field_names()[static_cast<std::size_t>(f)] +
+                              "' needs a condition in its own rows on the " +
+                              ctx.spatial_names()[static_cast<std::size_t>(a)] +
+                              " faces too (two per point)");
+          }
+        }
+      }
 }
 
 long long Discretization::points() const {
@@ -308,6 +480,16 @@ void Discretization::residual(const GridArray& u, const GridArray* udot, double 
   p.udot = udot;
   double normal[3];
   long long out = 0;
+  // With ghost axes: the equations read copies of u (and udot) with the ghost points, in the
+  // extended grid's indices (shift 1 along the ghost axes).
+  GridArray ue, udote;
+  std::vector<double> ue_data, udote_data;
+  int shift[3] = {0, 0, 0};
+  if (has_ghosts()) {
+    extend(u, &ue, &ue_data, shift);
+    if (udot) extend(*udot, &udote, &udote_data, shift);
+    fill_ghosts(&ue, &ue_data, shift, t);
+  }
   // The coordinates in place (no allocation per point): time once, the spatial ones per point.
   p.coordinates.assign(ctx.coordinate_names().size(), 0.0);
   if (time >= 0) p.coordinates[static_cast<std::size_t>(time)] = t;
@@ -321,9 +503,28 @@ void Discretization::residual(const GridArray& u, const GridArray* udot, double 
         const long long n = natural(p.index);
         for (int c = 0; c < dof; ++c, ++out) {
           const std::size_t r = static_cast<std::size_t>(n * dof + c);
-          if (row[r] < 0) {
+          if (row[r] == pinned) {
+            f[out] = u.at(c, p.index);
+          } else if (row[r] == extrapolated) {
+            const int face = row_face[r], a = face / 2, step = face % 2 ? -1 : 1;
+            int at[3] = {p.index[0], p.index[1], p.index[2]};
+            static constexpr double w[3] = {1, -2, 1};
+            f[out] = 0;
+            for (int k = 0; k < 3; ++k, at[a] += step) f[out] += w[k] * u.at(c, at);
+          } else if (row[r] < 0 && ghost_evaluator) {
+            EvalPoint q;
+            for (int a = 0; a < 3; ++a) q.index[a] = p.index[a] + shift[a];
+            q.coordinates = p.coordinates;
+            q.u = &ue;
+            q.udot = udot ? &udote : nullptr;
+            f[out] = (*ghost_evaluator)(equations[static_cast<std::size_t>(c)].core, q);
+            if (stabilized[static_cast<std::size_t>(c)])
+              f[out] += stabilization_term(u, c, p.index);
+          } else if (row[r] < 0) {
             p.normal = nullptr;
             f[out] = (*evaluator)(equations[static_cast<std::size_t>(c)].core, p);
+            if (stabilized[static_cast<std::size_t>(c)])
+              f[out] += stabilization_term(u, c, p.index);
           } else {
             const int face = row_face[r];
             for (int a = 0; a < 3; ++a) normal[a] = 0;
@@ -333,6 +534,128 @@ void Discretization::residual(const GridArray& u, const GridArray* udot, double 
           }
         }
       }
+}
+
+void Discretization::extend(const GridArray& u, GridArray* out, std::vector<double>* data,
+                            int* shift) const {
+  // One more slot beyond each end of a ghost axis where u's block reaches that end.
+  int low[3] = {0, 0, 0};
+  out->dof = u.dof;
+  long long total = u.dof;
+  for (int a = 0; a < 3; ++a) {
+    const bool g = a < dim && ghost_axis[static_cast<std::size_t>(a)];
+    shift[a] = g ? 1 : 0;
+    low[a] = g && u.start[a] == 0 ? 1 : 0;
+    const int high = g && u.start[a] + u.size[a] == count(a) ? 1 : 0;
+    out->start[a] = u.start[a] + shift[a] - low[a];
+    out->size[a] = u.size[a] + low[a] + high;
+    out->period[a] = u.period[a];
+    total *= out->size[a];
+  }
+  data->assign(static_cast<std::size_t>(total), 0.0);
+  for (int k = 0; k < u.size[2]; ++k)
+    for (int j = 0; j < u.size[1]; ++j)
+      for (int i = 0; i < u.size[0]; ++i) {
+        const long long from =
+            ((static_cast<long long>(k) * u.size[1] + j) * u.size[0] + i) * u.dof;
+        const long long to =
+            ((static_cast<long long>(k + low[2]) * out->size[1] + j + low[1]) * out->size[0] + i +
+             low[0]) *
+            u.dof;
+        std::copy(u.data + from, u.data + from + u.dof, data->begin() + to);
+      }
+  out->data = data->data();
+}
+
+void Discretization::fill_ghosts(GridArray* ue, std::vector<double>* data, const int* shift,
+                                 double t) const {
+  const std::vector<int> spatial = ctx.spatial();
+  EvalPoint q;
+  q.u = ue;
+  q.coordinates.assign(ctx.coordinate_names().size(), 0.0);
+  if (time >= 0) q.coordinates[static_cast<std::size_t>(time)] = t;
+  double normal[3];
+  q.normal = normal;
+  const auto slot = [&](const int* ext, int field) -> double& {
+    long long offset = 0;
+    for (int a = 2; a >= 0; --a) offset = offset * ue->size[a] + (ext[a] - ue->start[a]);
+    return (*data)[static_cast<std::size_t>(offset * ue->dof + field)];
+  };
+  for (int a = 0; a < dim; ++a) {
+    if (!ghost_axis[static_cast<std::size_t>(a)]) continue;
+    const int n = count(a);
+    for (int side = 0; side < 2; ++side) {
+      const int wall = side ? n - 1 : 0;  // physical index of the boundary point
+      const int ext_wall = wall + 1, ext_ghost = side ? n + 1 : 0;
+      if (ext_ghost < ue->start[a] || ext_ghost >= ue->start[a] + ue->size[a]) continue;
+      for (int b = 0; b < 3; ++b) normal[b] = 0;
+      normal[a] = side ? 1.0 : -1.0;
+      // Over the boundary points of this face in the block (the other axes' physical points).
+      int lo[3], hi[3];
+      for (int b = 0; b < 3; ++b) {
+        lo[b] = std::max(ue->start[b], shift[b]);
+        hi[b] = std::min(ue->start[b] + ue->size[b], count(b) + shift[b]);
+      }
+      lo[a] = ext_wall;
+      hi[a] = ext_wall + 1;
+      for (q.index[2] = lo[2]; q.index[2] < hi[2]; ++q.index[2])
+        for (q.index[1] = lo[1]; q.index[1] < hi[1]; ++q.index[1])
+          for (q.index[0] = lo[0]; q.index[0] < hi[0]; ++q.index[0]) {
+            int phys[3];
+            for (int b = 0; b < 3; ++b) {
+              phys[b] = q.index[b] - shift[b];
+              if (b < dim && axes[static_cast<std::size_t>(b)].periodic)
+                phys[b] = ((phys[b] % count(b)) + count(b)) % count(b);
+            }
+            for (int b = 0; b < dim; ++b)
+              q.coordinates[static_cast<std::size_t>(spatial[static_cast<std::size_t>(b)])] =
+                  axes[static_cast<std::size_t>(b)].coordinate(q.index[b] - shift[b]);
+            const long long p = natural(phys);
+            int ghost[3] = {q.index[0], q.index[1], q.index[2]};
+            ghost[a] = ext_ghost;
+            for (int f = 0; f < dof; ++f) {
+              const int c = ghost_condition[static_cast<std::size_t>((p * dof + f) * dim + a)];
+              if (c < 0) continue;
+              const equations::Expr& core = conditions[static_cast<std::size_t>(c)].core;
+              double& g = slot(ghost, f);
+              g = 0;
+              const double r0 = (*ghost_evaluator)(core, q);
+              g = 1;
+              const double r1 = (*ghost_evaluator)(core, q);
+              if (!(std::abs(r1 - r0) > 0))
+                throw UserError(solvers::condition_label(math.conditions[condition_source[c]],
+                                                         condition_source[c]) +
+                                ": does not depend on the value beyond the boundary, so it cannot "
+                                "be the second condition of a 4th-order equation there");
+              g = -r0 / (r1 - r0);
+            }
+          }
+    }
+  }
+}
+
+double Discretization::stabilization_term(const GridArray& u, int field, const int* index) const {
+  // Per axis tau (compact - wide) Laplacian difference with the sign of -tau laplacian, i.e.
+  // tau h^2/4 d4/dx^4: (tau / (4 h^2)) (u[-2] - 4 u[-1] + 6 u[0] - 4 u[1] + u[2]) with tau = h/4.
+  // It vanishes on smooth fields to O(h^3), so the scheme stays 2nd order, and is largest on
+  // the checkerboard modes the central differences miss (the Rhie-Chow idea on a collocated
+  // grid); where the five points do not fit (next to a wall, along the wall's normal) it is left
+  // out, the rows further in holding those modes.
+  double sum = 0;
+  int at[3] = {index[0], index[1], index[2]};
+  static constexpr double w[5] = {1, -4, 6, -4, 1};
+  for (int a = 0; a < dim; ++a) {
+    const Axis& axis = axes[static_cast<std::size_t>(a)];
+    if (!axis.periodic && (index[a] < 2 || index[a] > axis.n - 3)) continue;
+    double d4 = 0;
+    for (int o = -2; o <= 2; ++o) {
+      at[a] = index[a] + o;
+      d4 += w[o + 2] * u.at(field, at);
+    }
+    at[a] = index[a];
+    sum += d4 / (16 * axis.h);
+  }
+  return sum;
 }
 
 std::vector<double> Discretization::initial_values() const {

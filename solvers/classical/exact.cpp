@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdlib>
 
 #include "autodiff/errors.h"
 #include "solvers/classical/classical.h"
@@ -36,6 +37,15 @@ solvers::Mathematics with_pinn_conditions(const solvers::Mathematics& math,
   for (std::size_t k = 0; k < constraints.size(); ++k) {
     const solvers::HardConstraint& h = constraints[k];
     const std::string where = "hard_constraints[" + std::to_string(k) + "]";
+    // A constant nonzero distance (ldc.yaml's "1": the field is a known part plus the network)
+    // constrains nothing: the grid's field is free.
+    if (!h.distance.empty()) {
+      char* end = nullptr;
+      const double dist = std::strtod(h.distance.c_str(), &end);
+      while (end && (*end == ' ' || *end == '\t')) ++end;
+      if (end && *end == '\0' && end != h.distance.c_str() && dist != 0 && std::isfinite(dist))
+        continue;
+    }
     if (!h.distance.empty())
       throw UserError(where +
                       ": a constraint with its own distance D holds where D = 0, which the "

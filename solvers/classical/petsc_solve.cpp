@@ -125,11 +125,15 @@ class ScopedErrorHandler {
 
 class ScopedOptions {
  public:
-  explicit ScopedOptions(const std::string& text) {
+  // PETSc's own order (a file, then PETSC_OPTIONS, then the command line; a later value of an
+  // option replaces an earlier one): the config's text, the environment, the command line's.
+  ScopedOptions(const std::string& text, const std::string& command_line) {
     JETPDE_PETSC(PetscOptionsCreate(&options_));
     if (!text.empty()) JETPDE_PETSC(PetscOptionsInsertString(options_, text.c_str()));
     if (const char* env = std::getenv("PETSC_OPTIONS"))
       JETPDE_PETSC(PetscOptionsInsertString(options_, env));
+    if (!command_line.empty())
+      JETPDE_PETSC(PetscOptionsInsertString(options_, command_line.c_str()));
     JETPDE_PETSC(PetscOptionsPush(options_));
   }
   ~ScopedOptions() {
@@ -275,8 +279,11 @@ PetscErrorCode ts_ifunction(TS, PetscReal t, Vec U, Vec Udot, Vec F, void* ctx) 
 }
 
 // The defaults of the linear solve: a direct one (robust for the grids a few processes hold),
-// PETSc's own LU on one process, MUMPS's on several.
-void default_linear_solver(SNES snes, MPI_Comm comm) {
+// PETSc's own LU on one process, MUMPS's on several, and MUMPS's always when the matrix has zero
+// diagonal entries that pivoting must avoid (`pivoting`: the rows of a field its own equation
+// does not contain, e.g. the continuity rows of the velocity-pressure form; PETSc's LU does not
+// pivot and stops at the first zero pivot).
+void default_linear_solver(SNES snes, MPI_Comm comm, bool pivoting) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   KSP ksp;
@@ -285,7 +292,7 @@ void default_linear_solver(SNES snes, MPI_Comm comm) {
   JETPDE_PETSC(KSPSetType(ksp, KSPPREONLY));
   JETPDE_PETSC(KSPGetPC(ksp, &pc));
   JETPDE_PETSC(PCSetType(pc, PCLU));
-  if (size > 1) JETPDE_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  if (size > 1 || pivoting) JETPDE_PETSC(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
 }
 
 std::string describe_solver(SNES snes) {
@@ -299,8 +306,14 @@ std::string describe_solver(SNES snes) {
   KSPGetType(ksp, &kt);
   KSPGetPC(ksp, &pc);
   PCGetType(pc, &pt);
+  std::string factor;
+  MatSolverType mst = nullptr;
+  PetscBool lu = PETSC_FALSE;
+  PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), PCLU, &lu);
+  if (lu && PCFactorGetMatSolverType(pc, &mst) == 0 && mst && std::string(mst) != "petsc")
+    factor = std::string(" (") + mst + ")";
   return std::string("SNES ") + (st ? st : "?") + ", KSP " + (kt ? kt : "?") + ", PC " +
-         (pt ? pt : "?");
+         (pt ? pt : "?") + factor;
 }
 
 // MatFDColoringSetFunction takes its function type-erased; void (*)(void) is the cast GCC accepts
@@ -375,18 +388,36 @@ void set_natural_values(DM da, const std::vector<double>& values, Vec U) {
   JETPDE_PETSC(DMDANaturalToGlobalEnd(da, natural.object, INSERT_VALUES, U));
 }
 
-// Keeps the solution after every `every`-th time step (TSMonitor).
+// Keeps the solution after every `every`-th time step (TSMonitor), and every step's record.
 struct Recorder {
   const Discretization* d = nullptr;
   DM da = nullptr;
   std::vector<double>* times = nullptr;
   std::vector<std::vector<double>>* levels = nullptr;
   long long every = 1;
+  Report* report = nullptr;  // its history (every step)
+  std::chrono::steady_clock::time_point started;
   std::exception_ptr error;
 };
 
-PetscErrorCode record_step(TS, PetscInt step, PetscReal t, Vec U, void* ctx) {
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+PetscErrorCode record_step(TS ts, PetscInt step, PetscReal t, Vec U, void* ctx) {
   auto* r = static_cast<Recorder*>(ctx);
+  if (step > 0) {
+    SNES snes;
+    PetscInt its = 0;
+    PetscReal norm = 0;
+    PetscCall(TSGetSNES(ts, &snes));
+    PetscCall(SNESGetIterationNumber(snes, &its));
+    PetscCall(SNESGetFunctionNorm(snes, &norm));
+    r->report->history_residual.push_back(norm);
+    r->report->history_seconds.push_back(seconds_since(r->started));
+    r->report->history_time.push_back(t);
+    r->report->history_iterations.push_back(static_cast<int>(its));
+  }
   if (step % r->every != 0) return 0;
   try {
     r->times->push_back(t);
@@ -398,6 +429,14 @@ PetscErrorCode record_step(TS, PetscInt step, PetscReal t, Vec U, void* ctx) {
   return 0;
 }
 
+// A Newton iteration's record (SNESMonitor).
+PetscErrorCode record_iteration(SNES, PetscInt, PetscReal norm, void* ctx) {
+  auto* r = static_cast<Recorder*>(ctx);
+  r->report->history_residual.push_back(norm);
+  r->report->history_seconds.push_back(seconds_since(r->started));
+  return 0;
+}
+
 }  // namespace
 
 Result solve(const solvers::Mathematics& math, const Options& options) {
@@ -405,8 +444,12 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
   const auto started = std::chrono::steady_clock::now();
   start_petsc();
   ScopedErrorHandler errors;
-  ScopedOptions scoped(options.petsc_options);
+  ScopedOptions scoped(options.petsc_options, options.command_line_options);
   check_solver_types();
+  // -log_view: PETSc reads it at PetscInitialize and prints at PetscFinalize, neither of which
+  // sees a solve's own options; so the logging starts here and the table prints after the solve.
+  const bool log_view = scoped.has("-log_view");
+  if (log_view) JETPDE_PETSC(PetscLogDefaultBegin());
   // Options::parallel: the DMDA's own decomposition over PETSc's world (every process calls
   // solve() together); else this process alone solves the whole grid.
   const MPI_Comm comm = options.parallel ? PETSC_COMM_WORLD : PETSC_COMM_SELF;
@@ -441,6 +484,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
 
   Report report;
   report.unknowns = d.points() * d.dof;
+  report.formulation = d.formulation;
   std::vector<double> times;
   std::vector<std::vector<double>> levels;
   auto rethrow = [&] {
@@ -456,8 +500,11 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     coloring.object = make_coloring(d, da.object, J.object, as_petsc_function(snes_function), &cb);
     JETPDE_PETSC(SNESSetJacobian(snes.object, J.object, J.object, SNESComputeJacobianDefaultColor,
                                  coloring.object));
-    default_linear_solver(snes.object, comm);
+    default_linear_solver(snes.object, comm, d.saddle_point());
     JETPDE_PETSC(SNESSetFromOptions(snes.object));
+    // Every Newton iteration's residual norm and time (after the options' own monitors).
+    Recorder history{.report = &report, .started = started};
+    JETPDE_PETSC(SNESMonitorSet(snes.object, record_iteration, &history, nullptr));
     JETPDE_PETSC(VecSet(U.object, 0.0));
     JETPDE_PETSC(SNESComputeFunction(snes.object, U.object, F.object));
     rethrow();
@@ -512,7 +559,7 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     JETPDE_PETSC(TSAdaptSetType(adapt, TSADAPTNONE));
     SNES snes;
     JETPDE_PETSC(TSGetSNES(ts.object, &snes));
-    default_linear_solver(snes, comm);
+    default_linear_solver(snes, comm, d.saddle_point());
     JETPDE_PETSC(TSSetFromOptions(ts.object));
     const std::vector<double> u0 = d.initial_values();
     set_natural_values(da.object, u0, U.object);
@@ -521,7 +568,12 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     // does), else every steps_per_level-th (the output levels).
     const double bytes_per_level = static_cast<double>(u0.size()) * sizeof(double);
     const double total_steps = steps_per_level * (options.time_levels - 1);
-    Recorder recorder{.d = &d, .da = da.object, .times = &times, .levels = &levels};
+    Recorder recorder{.d = &d,
+                      .da = da.object,
+                      .times = &times,
+                      .levels = &levels,
+                      .report = &report,
+                      .started = started};
     recorder.every = (total_steps + 1) * bytes_per_level <= options.max_stored_bytes
                          ? 1
                          : static_cast<long long>(steps_per_level);
@@ -555,6 +607,9 @@ Result solve(const solvers::Mathematics& math, const Options& options) {
     if (!report.converged && times.size() < 2)
       throw UserError("petsc: TS stopped before the first time level (" + report.reason + ")");
   }
+  if (log_view)
+    JETPDE_PETSC(
+        PetscLogView(PETSC_VIEWER_STDOUT_(options.parallel ? PETSC_COMM_WORLD : PETSC_COMM_SELF)));
   report.unused_options = scoped.unused();
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

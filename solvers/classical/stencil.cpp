@@ -195,6 +195,16 @@ ExprNeeds expr_needs(const Expr& core, const equations::Context& ctx, const std:
   ExprNeeds needs;
   const std::vector<int> spatial = ctx.spatial();
   needs.max_order.assign(spatial.size(), 0);
+  needs.field_use.assign(ctx.field_names().size(), 0);
+  needs.field_order.assign(ctx.field_names().size(), 0);
+  const auto order = [&](int field, int k) {
+    int& o = needs.field_order[static_cast<std::size_t>(field)];
+    o = std::max(o, k);
+  };
+  const auto use = [&](int field, int how) {
+    int& u = needs.field_use[static_cast<std::size_t>(field)];
+    u = u == 1 ? 1 : how;
+  };
   const int time = ctx.time_index();
   auto walk = [&](auto&& self, const Expr& e) -> void {
     switch (e->kind) {
@@ -205,7 +215,16 @@ ExprNeeds expr_needs(const Expr& core, const equations::Context& ctx, const std:
       case ExprKind::normal_component:
         needs.normal = true;
         break;
+      case ExprKind::field:
+        use(e->index, 1);
+        break;
       case ExprKind::derivative: {
+        use(e->index, 2);
+        {
+          int total = 0;
+          for (int k : e->alpha) total += k;
+          order(e->index, total);
+        }
         int space_orders = 0, axes_used = 0;
         for (std::size_t a = 0; a < spatial.size(); ++a) {
           const int k = e->alpha[static_cast<std::size_t>(spatial[a])];
@@ -226,9 +245,11 @@ ExprNeeds expr_needs(const Expr& core, const equations::Context& ctx, const std:
         break;
       }
       case ExprKind::laplacian:
+        use(e->args[0]->index, 2);
+        order(e->args[0]->index, 2 * e->order);
         for (auto& k : needs.max_order) k = std::max(k, 2 * e->order);
         if (e->order == 2 && spatial.size() > 1) needs.mixed = true;
-        break;
+        return;  // its argument is the field, used only differentiated
       default:
         break;
     }

@@ -95,6 +95,10 @@ struct ExprNeeds {
   std::vector<int> max_order;  // per spatial axis
   bool time_derivative = false, mixed = false, normal = false;
   std::vector<std::string> params;
+  // Per field (the Context's order): 1 when the expression reads the field's value, 2 when only
+  // its derivatives, 0 when not at all.
+  std::vector<int> field_use;
+  std::vector<int> field_order;  // per field: the highest order of its derivatives (0: none)
 };
 ExprNeeds expr_needs(const equations::Expr& core, const equations::Context& ctx,
                      const std::string& where);

@@ -581,5 +581,112 @@ TEST(CliOpenmp, WaitPolicyDefaultAndTheUsersOwn) {
   EXPECT_NE(r.text.find("/nonexistent/config.yaml"), std::string::npos) << r.text;
 }
 
+#if JETPDE_HAVE_PETSC
+// solver: {type: petsc} from the command line: --petsc-options reach the same options database
+// as solver.options, after it and after PETSC_OPTIONS (the order PETSc itself gives a file, the
+// environment and its command line), for the solve and for a classical reference; -help lists
+// what the solve reads; --check checks what the solver refuses, without solving.
+std::string petsc_poisson(const std::string& out, const std::string& options,
+                          const std::string& geometry = "{type: interval, min: [0], max: [1]}") {
+  return "geometry: " + geometry +
+         "\n"
+         "equations: [{expression: laplacian(u) + pi^2*sin(pi*x)}]\n"
+         "conditions: [{kind: dirichlet, value: 0}]\n"
+         "solver: {type: petsc, grid: [33], options: \"" +
+         options +
+         "\"}\n"
+         "reference: {expressions: {u: sin(pi*x)}}\n"
+         "output: {dir: " +
+         out + ", grid: [9], progress: none}\n";
+}
+
+std::string summary_method(const std::string& out) {
+  std::ifstream in(out + "/summary.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  const std::size_t at = s.find("\"method\": \"");
+  return at == std::string::npos ? "" : s.substr(at + 11, s.find('"', at + 11) - at - 11);
+}
+
+TEST_F(Cli, PetscOptionsComeAfterTheConfigAndTheEnvironment) {
+  const std::string out = (dir_ / "run").string();
+  const std::string cfg = write("p.yaml", petsc_poisson(out, "-ksp_type no_such_ksp"));
+  Output r = jetpde("run " + cfg);
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("no_such_ksp: not a KSP type"), std::string::npos) << r.text;
+  r = jetpde("run " + cfg + " --petsc-options \"-ksp_type gmres -snes_monitor\"");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("SNES Function norm"), std::string::npos) << r.text;
+  EXPECT_EQ(summary_method(out), "SNES newtonls, KSP gmres, PC lu");
+  // PETSC_OPTIONS overrides the config, the command line overrides both.
+  r = shell("PETSC_OPTIONS='-ksp_type cg' OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) +
+            " run " + cfg + " 2>&1");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_EQ(summary_method(out), "SNES newtonls, KSP cg, PC lu");
+  r = shell("PETSC_OPTIONS='-ksp_type cg' OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) +
+            " run " + cfg + " --petsc-options '-ksp_type bcgs' 2>&1");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_EQ(summary_method(out), "SNES newtonls, KSP bcgs, PC lu");
+  std::ifstream in(out + "/summary.json");
+  std::stringstream summary;
+  summary << in.rdbuf();
+  EXPECT_NE(summary.str().find("\"command_line_options\": \"-ksp_type bcgs\""), std::string::npos)
+      << summary.str();
+}
+
+TEST_F(Cli, PetscHelpListsTheOptionsTheSolveReads) {
+  const std::string out = (dir_ / "run").string();
+  const std::string cfg = write("p.yaml", petsc_poisson(out, ""));
+  const Output r = jetpde("run " + cfg + " --petsc-options -help");
+  ASSERT_EQ(r.status, 0) << r.text;
+  for (const char* name : {"-snes_type", "-ksp_type", "-pc_type"})
+    EXPECT_NE(r.text.find(name), std::string::npos) << name << "\n" << r.text.substr(0, 2000);
+  // -log_view, which PETSc itself reads only at PetscInitialize: the solve's table of events.
+  const Output log = jetpde("run " + cfg + " --petsc-options -log_view");
+  ASSERT_EQ(log.status, 0) << log.text;
+  EXPECT_NE(log.text.find("SNESSolve"), std::string::npos) << log.text;
+  EXPECT_EQ(log.text.find("did not use"), std::string::npos) << log.text;
+}
+
+TEST_F(Cli, PetscOptionsReachAClassicalReference) {
+  const std::string out = (dir_ / "run").string();
+  const std::string cfg = write("p.yaml", poisson(20, out, "  solver: petsc\n  grid: [65]\n"));
+  const Output r = jetpde("run " + cfg + " --max-steps 2 --petsc-options -snes_monitor");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("SNES Function norm"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("jetpde: reference: petsc"), std::string::npos) << r.text;
+}
+
+TEST_F(Cli, CheckOnAPetscConfigChecksWhatTheSolverRefuses) {
+  const std::string out = (dir_ / "run").string();
+  Output r = jetpde("run " + write("p.yaml", petsc_poisson(out, "")) + " --check");
+  EXPECT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("the config is valid: the petsc solver takes it on a 33 grid"),
+            std::string::npos)
+      << r.text;
+  // The shape, the grid, the equation count: run()'s messages, and nothing solved or written.
+  const std::string disk =
+      write("disk.yaml", petsc_poisson(out, "", "{type: disk, center: [0, 0], radius: 1}"));
+  r = jetpde("run " + disk + " --check");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("disk.yaml: solver (petsc): the petsc solver discretizes boxes only"),
+            std::string::npos)
+      << r.text;
+
+  const Output run = jetpde("run " + disk);  // the same message from the run itself
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.text.find("disk.yaml: solver (petsc): the petsc solver discretizes boxes only"),
+            std::string::npos)
+      << run.text;
+  r = jetpde("run " + write("q.yaml", petsc_poisson(out, "")) +
+             " --check --set 'equations=[{expression: u_xx}, {expression: u}]'");
+  EXPECT_EQ(r.status, 1) << r.text;
+  EXPECT_NE(r.text.find("one equation per field: 2 equations for 1 fields"), std::string::npos)
+      << r.text;
+  EXPECT_FALSE(fs::exists(out));
+}
+#endif
+
 }  // namespace
 }  // namespace jetpde

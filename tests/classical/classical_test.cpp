@@ -226,6 +226,78 @@ TEST(ClassicalConvergence, SimplySupportedPlateInMixedFormIsSecondOrder) {
   EXPECT_LT(c.order(), 2.2);
 }
 
+TEST(ClassicalSolution, OnlyAFieldSeenThroughItsGradientIsStabilized) {
+  // The mixed-form plate with its equations in the other order: u's rows hold an equation
+  // without u, but u appears through its Laplacian, so it is no pressure: nothing is added.
+  solvers::Mathematics m;
+  m.domain = geometry::rectangle({0, 0}, {1, 1});
+  m.context.fields({"u", "w"}).coordinates({"x", "y"});
+  m.equations = {"laplacian(w) - 4*pi^4*sin(pi*x)*sin(pi*y)", "laplacian(u) - w"};
+  m.conditions = {{.kind = Condition::Kind::dirichlet, .field = "u", .value = "0"},
+                  {.kind = Condition::Kind::dirichlet, .field = "w", .value = "0"}};
+  const classical::Result r = classical::solve(m, {.grid = {33}});
+  EXPECT_EQ(r.report.formulation, "");
+  EXPECT_EQ(r.report.method, "SNES newtonls, KSP preonly, PC lu");
+  // Stokes flow in the velocity-pressure form: p is, and its level is fixed.
+  solvers::Mathematics s;
+  s.domain = geometry::rectangle({0, 0}, {1, 1});
+  s.context.fields({"u", "v", "p"}).coordinates({"x", "y"});
+  s.equations = {"p_x - laplacian(u)", "p_y - laplacian(v)", "u_x + v_y"};
+  s.conditions = {{.kind = Condition::Kind::dirichlet, .field = "u", .on = "y < 1", .value = "0"},
+                  {.kind = Condition::Kind::dirichlet, .field = "v", .value = "0"},
+                  {.kind = Condition::Kind::dirichlet, .field = "u", .value = "1"}};
+  const classical::Result stokes = classical::solve(s, {.grid = {17}});
+  EXPECT_TRUE(stokes.report.converged) << stokes.report.reason;
+  EXPECT_NE(stokes.report.formulation.find("p: not in its own equation"), std::string::npos)
+      << stokes.report.formulation;
+  EXPECT_NE(stokes.report.formulation.find("fixed to 0"), std::string::npos);
+  MatrixD origin(1, 2);
+  origin << 0, 0;
+  EXPECT_EQ(stokes.solution->fields(origin)(0, 2), 0.0);
+}
+
+TEST(ClassicalConvergence, ClampedPlateWithGhostPointsIsSecondOrder) {
+  // laplacian(laplacian(u)) = f with u = 0 and du/dn = 0 on every edge, in one field: the value
+  // holds the boundary rows, the normal derivative (central, across the wall) the ghost points,
+  // so the 13-point biharmonic stays central next to the walls. u = sin^2(pi x) sin^2(pi y):
+  // f = 8 pi^4 (cos(2 pi x) cos(2 pi y) - cos(2 pi x) sin^2(pi y) - sin^2(pi x) cos(2 pi y)).
+  solvers::Mathematics m;
+  m.domain = geometry::rectangle({0, 0}, {1, 1});
+  m.context.fields({"u"}).coordinates({"x", "y"});
+  m.equations = {
+      "laplacian(laplacian(u)) - 8*pi^4*(cos(2*pi*x)*cos(2*pi*y) - cos(2*pi*x)*sin(pi*y)^2 - "
+      "sin(pi*x)^2*cos(2*pi*y))"};
+  m.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"},
+                  {.kind = Condition::Kind::neumann, .value = "0"}};
+  const Convergence c =
+      converge(m,
+               [](const double* p) {
+                 return std::pow(std::sin(pi * p[0]), 2) * std::pow(std::sin(pi * p[1]), 2);
+               },
+               {17, 33, 65});
+  EXPECT_LT(c.errors.back(), 2e-3);
+  EXPECT_GT(c.order(), 1.8);
+  EXPECT_LT(c.order(), 2.2);
+}
+
+TEST(ClassicalErrors, AFourthOrderEquationNeedsTwoConditionsPerBoundaryPoint) {
+  solvers::Mathematics m;
+  m.domain = geometry::rectangle({0, 0}, {1, 1});
+  m.context.fields({"u"}).coordinates({"x", "y"});
+  m.equations = {"laplacian(laplacian(u)) - 1"};
+  m.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"},
+                  {.kind = Condition::Kind::neumann, .on = "x == 0 or x == 1", .value = "0"}};
+  try {
+    classical::check(m, {.grid = {17}});
+    FAIL() << "the plate without du/dn on y = 0, 1 was taken";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("need two conditions at every point of its faces"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("field 'u' has one at (x = 0.0625, y = 0)"), std::string::npos) << what;
+  }
+}
+
 TEST(ClassicalSolution, DerivativesAndResidualsComeFromTheStencils) {
   const auto m = poisson(geometry::rectangle({0, 0}, {1, 1}), {"x", "y"},
                          "laplacian(u) + 2*pi^2*sin(pi*x)*sin(pi*y)", "0");
