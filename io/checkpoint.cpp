@@ -1,5 +1,7 @@
 #include "io/checkpoint.h"
 
+#include <algorithm>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <type_traits>
@@ -197,23 +199,44 @@ Checkpoint gather_checkpoint(const solvers::TrainerState& state, const std::stri
   if (comm.size() == 1) return c;
   // The inputs are the only part that differs between ranks (the parameters, optimizer state
   // and weights are the same everywhere): every rank's rows, end to end, with the row counts.
-  for (auto& [name, value] : c.state.inputs) {
-    const MatrixD& mine = value;
-    const std::vector<double> counts =
-        comm.gather(std::vector<double>{static_cast<double>(mine.rows())});
+  // A rank may lack an input another has (an XPINN interface of other ranks' pieces): the names
+  // of all ranks first (as characters, each name ended by a 0), a missing one no rows.
+  std::vector<double> mine_names;
+  for (const auto& [name, value] : c.state.inputs) {
+    for (char ch : name) mine_names.push_back(static_cast<unsigned char>(ch));
+    mine_names.push_back(0);
+  }
+  std::set<std::string> names;
+  std::string name;
+  for (double ch : comm.allgather(mine_names)) {
+    if (ch == 0) {
+      names.insert(name);
+      name.clear();
+    } else {
+      name += static_cast<char>(static_cast<int>(ch));
+    }
+  }
+  Bindings gathered;
+  for (const std::string& key : names) {
+    const auto it = c.state.inputs.find(key);
+    const MatrixD none;
+    const MatrixD& mine = it != c.state.inputs.end() ? it->second : none;
+    const std::vector<double> shape = comm.gather(
+        std::vector<double>{static_cast<double>(mine.rows()), static_cast<double>(mine.cols())});
     const std::vector<double> all =
         comm.gather({mine.data(), static_cast<std::size_t>(mine.size())});
     if (comm.rank() != 0) continue;
     std::vector<std::int64_t> rows;
-    Eigen::Index total = 0;
-    for (double n : counts) {
-      rows.push_back(static_cast<std::int64_t>(n));
-      total += static_cast<Eigen::Index>(n);
+    Eigen::Index total = 0, cols = 0;
+    for (std::size_t r = 0; r < shape.size(); r += 2) {
+      rows.push_back(static_cast<std::int64_t>(shape[r]));
+      total += static_cast<Eigen::Index>(shape[r]);
+      cols = std::max(cols, static_cast<Eigen::Index>(shape[r + 1]));
     }
-    value = Eigen::Map<const MatrixD>(all.data(), total, mine.cols());
-    c.rows[name] = rows;
+    gathered[key] = Eigen::Map<const MatrixD>(all.data(), total, cols);
+    c.rows[key] = rows;
   }
-  if (comm.rank() != 0) c.state.inputs.clear();
+  c.state.inputs = comm.rank() == 0 ? std::move(gathered) : Bindings{};
   return c;
 }
 
@@ -243,6 +266,8 @@ solvers::TrainerState rank_state(const Checkpoint& c, const solvers::Communicato
       throw UserError("checkpoint: input '" + name + "' has fewer rows than its counts say");
     value = MatrixD(value.middleRows(first, n));
   }
+  // An input with no rows here is another rank's alone (not in this rank's graph).
+  std::erase_if(s.inputs, [](const auto& entry) { return entry.second.rows() == 0; });
   return s;
 }
 

@@ -590,8 +590,8 @@ void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
     }
     if (have == 0) {
       if (first) continue;
-      p = objective_->inputs().at(name + "_a");  // none this time: the last ones again
-      n = objective_->inputs().at(name + "_normals");
+      p = last_interfaces_.at(f).first;  // none this time: the last ones again
+      n = last_interfaces_.at(f).second;
       have = count;
     }
     // Short of points (a sliver of the face in the domain): the ones found, repeated.
@@ -599,12 +599,78 @@ void Problem::sample_interfaces(std::uint64_t seed, Bindings& out) const {
       p.row(i) = p.row(i % have);
       n.row(i) = n.row(i % have);
     }
+    last_interfaces_[f] = {p, n};
     out[name + "_a"] = p;
     out[name + "_b"] = p;
     out[name + "_normals"] = n;
     kept.push_back(f);
   }
   if (first) interfaces_ = kept;
+  own_interfaces(out);
+}
+
+void Problem::own_interfaces(Bindings& out) const {
+  const int size = communicator_->size(), rank = communicator_->rank();
+  const auto cells = static_cast<int>(model_->cells().size());
+  const bool first = !graph_;
+  if (first) {
+    // Decided once (the graph's shapes follow): only when every rank kept the same interfaces
+    // and every rank would keep some interface rows.
+    interfaces_owned_ = size > 1 && cells >= size && !interfaces_.empty();
+    if (interfaces_owned_) {
+      std::vector<double> kept(model_->interfaces().size(), 0.0);
+      for (std::size_t f : interfaces_) kept[f] = 1;
+      std::vector<double> sum = kept;
+      communicator_->allreduce_sum(sum);
+      for (double k : sum) interfaces_owned_ = interfaces_owned_ && (k == 0 || k == size);
+      std::vector<double> none{1.0};
+      for (std::size_t f : interfaces_) {
+        const auto& face = model_->interfaces()[f];
+        if (Model::owner(face.a, cells, size) == rank || Model::owner(face.b, cells, size) == rank)
+          none[0] = 0;
+      }
+      communicator_->allreduce_max(none);
+      interfaces_owned_ = interfaces_owned_ && none[0] == 0;
+    }
+    // Every rank the same decision (the first test is the same everywhere, the rest agreed).
+  }
+  if (!interfaces_owned_) return;
+  // Each interface's rows of all ranks, dealt alternately to the ranks of its two sides (all to
+  // one rank that owns both): the rows reach the two networks on those ranks only. The other
+  // ranks keep the inputs with no rows, so that every rank has the same inputs.
+  for (std::size_t f : interfaces_) {
+    const auto& face = model_->interfaces()[f];
+    const int ra = Model::owner(face.a, cells, size), rb = Model::owner(face.b, cells, size);
+    const std::string name = "interface" + std::to_string(f);
+    const MatrixD& p = out.at(name + "_a");
+    const MatrixD& n = out.at(name + "_normals");
+    const Eigen::Index dp = p.cols(), dn = n.cols(), width = dp + dn;
+    std::vector<double> flat(static_cast<std::size_t>(p.rows() * width));
+    for (Eigen::Index i = 0; i < p.rows(); ++i)
+      for (Eigen::Index a = 0; a < width; ++a)
+        flat[static_cast<std::size_t>(i * width + a)] = a < dp ? p(i, a) : n(i, a - dp);
+    const std::vector<double> all = communicator_->allgather(flat);
+    const auto rows = static_cast<Eigen::Index>(all.size()) / width;
+    std::vector<Eigen::Index> mine;
+    for (Eigen::Index i = 0; i < rows; ++i)
+      if ((ra == rb ? ra : (i % 2 == 0 ? ra : rb)) == rank) mine.push_back(i);
+    MatrixD q(static_cast<Eigen::Index>(mine.size()), dp), m(q.rows(), dn);
+    for (std::size_t k = 0; k < mine.size(); ++k)
+      for (Eigen::Index a = 0; a < width; ++a) {
+        const double v = all[static_cast<std::size_t>(mine[k] * width + a)];
+        if (a < dp)
+          q(static_cast<Eigen::Index>(k), a) = v;
+        else
+          m(static_cast<Eigen::Index>(k), a - dp) = v;
+      }
+    if (q.rows() == 0) {  // not this rank's: not in its graph (a graph has no empty inputs)
+      for (const char* part : {"_a", "_b", "_normals"}) out.erase(name + part);
+      continue;
+    }
+    out[name + "_a"] = q;
+    out[name + "_b"] = q;
+    out[name + "_normals"] = m;
+  }
 }
 
 void Problem::interface_terms(const Bindings& points, std::vector<LossTerm>& terms) {
@@ -616,6 +682,7 @@ void Problem::interface_terms(const Bindings& points, std::vector<LossTerm>& ter
   std::vector<Var> solution, flux, residual;
   for (std::size_t f : interfaces_) {
     const std::string name = "interface" + std::to_string(f);
+    if (!points.count(name + "_a")) continue;  // another rank's (own_interfaces)
     const Var a = input_like(points, name + "_a"), b = input_like(points, name + "_b");
     const auto rows = points.at(name + "_a").rows();
     model_graph_->layouts[name + "_a"] = {{.region = {faces[f].a}, .first = 0, .count = rows}};

@@ -192,6 +192,11 @@ class Problem {
   // "interface<k>_a" and "_b" (the same points, seen from either side's network), and their
   // normals from a towards b to "interface<k>_normals" (a grid face's: its axis).
   void sample_interfaces(std::uint64_t seed, Bindings& out) const;
+  // xpinn on several ranks (at least as many cells): each interface's rows of all ranks dealt
+  // alternately to the ranks owning its two sides, so that they reach those ranks' networks only;
+  // the other ranks have no inputs (and no rows in the interface terms) for it. Decided at the
+  // first draw (every rank kept the same interfaces, every rank gets rows of some), kept after.
+  void own_interfaces(Bindings& out) const;
   // A decomposed model on several ranks (parallel.exchange neighbours): the objective's
   // ParameterExchange, each network's block held by the ranks whose rows reach it.
   void set_exchange();
@@ -210,8 +215,10 @@ class Problem {
   mutable std::map<std::string, std::vector<std::pair<RegionKey, Eigen::Index>>> quotas_;
   mutable std::map<std::string, Bindings> arranged_;
   mutable std::vector<std::size_t>
-      interfaces_;                       // xpinn: the model's interfaces with points in the domain
-  std::vector<std::string> pde_params_;  // trainable constants, by name
+      interfaces_;  // xpinn: the model's interfaces with points in the domain
+  mutable bool interfaces_owned_ = false;  // own_interfaces' decision
+  mutable std::map<std::size_t, std::pair<MatrixD, MatrixD>> last_interfaces_;  // drawn, per face
+  std::vector<std::string> pde_params_;                  // trainable constants, by name
   std::vector<std::string> hard_value_, hard_distance_;  // per field ("" : no constraint)
   std::vector<std::string> hard_mesh_piece_;  // per field: the STL piece's predicate ("": all)
   std::vector<double> term_weights_;          // per loss term, from the spec

@@ -209,29 +209,37 @@ int checkpoint_step(const std::string& file) {
   }
 }
 
+// Starts `cfg` on 2 ranks, kills one rank (SIGKILL to a child of mpirun running jetpde) once the
+// checkpoint has reached `step`, and waits for mpirun, which must end the job without success:
+// the checkpoint's step then (0 when something failed, with the test's failure said).
+int kill_a_rank(const std::string& cfg, const std::string& checkpoint, int step) {
+  const pid_t launcher = start(cfg, 2);
+  EXPECT_GT(launcher, 0);
+  if (launcher <= 0) return 0;
+  for (int i = 0; i < 120000 && checkpoint_step(checkpoint) < step; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const Output children = shell("pgrep -P " + std::to_string(launcher));
+  std::istringstream pids(children.text);
+  pid_t rank = 0;
+  pids >> rank;
+  EXPECT_GT(rank, 0) << "no rank process under mpirun: " << children.text;
+  if (rank <= 0) return 0;
+  ::kill(rank, SIGKILL);
+  int status = 0;
+  ::waitpid(launcher, &status, 0);
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "mpirun reported success";
+  return checkpoint_step(checkpoint);
+}
+
 TEST_F(MpiRun, AKilledRankEndsTheRunAndResumeRecovers) {
   const std::string full = path("full"), killed = path("killed");
   const Output a = jetpde(2, "run " + write("full.yaml", poisson(3000, full)));
   ASSERT_EQ(a.status, 0) << a.text;
   const std::string cfg = write("killed.yaml", poisson(3000, killed));
-  const pid_t launcher = start(cfg, 2);
-  ASSERT_GT(launcher, 0);
   const std::string checkpoint = killed + "/checkpoint.h5";
-  for (int i = 0; i < 120000 && checkpoint_step(checkpoint) < 100; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // SIGKILL to one rank (a child of mpirun running jetpde): mpirun must end the job.
-  const Output children = shell("pgrep -P " + std::to_string(launcher));
-  std::istringstream pids(children.text);
-  pid_t rank = 0;
-  pids >> rank;
-  ASSERT_GT(rank, 0) << "no rank process under mpirun: " << children.text;
-  ::kill(rank, SIGKILL);
-  int status = 0;
-  ::waitpid(launcher, &status, 0);
-  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "mpirun reported success";
+  const int killed_at = kill_a_rank(cfg, checkpoint, 100);
+  ASSERT_GE(killed_at, 100);
   ASSERT_FALSE(fs::exists(killed + "/summary.json"));
-  const int killed_at = checkpoint_step(checkpoint);
-  EXPECT_GE(killed_at, 100);
   const std::string copy = path("copy");
   fs::copy(killed, copy);
   // On as many ranks: bit for bit.
@@ -254,6 +262,48 @@ TEST_F(MpiRun, AKilledRankEndsTheRunAndResumeRecovers) {
       << summary;
   EXPECT_NE(summary.find("\"ranks\": 1"), std::string::npos) << summary;
   EXPECT_EQ(io::read_checkpoint(copy + "/checkpoint.h5").state.step, ca.state.step);
+}
+
+// An XPINN on 2 x 2 cells over 2 ranks: each interface's points are held by the ranks of its two
+// sides, so the ranks' inputs differ (an interface between rank 1's cells has no input on rank
+// 0); the checkpoint gathers all of them, and a run killed and resumed on 2 ranks ends bit for bit
+// where the uninterrupted one does.
+TEST_F(MpiRun, AnXpinnRunKilledAndResumedEndsWhereTheFullOneDoes) {
+  const auto config = [](const std::string& out) {
+    return "geometry: {type: rectangle, min: [0, 0], max: [1, 1]}\n"
+           "precision: fp64\n"
+           "equations:\n  - expression: -laplacian(u) - 2*pi^2*sin(pi*x)*sin(pi*y)\n"
+           "hard_constraints:\n  - {field: u, value: 0}\n"
+           "network: {hidden: [8, 8]}\n"
+           "decomposition: {method: xpinn, subdomains: [2, 2], interface: {points: 16}}\n"
+           "sampling: {interior_points: 128, resample_every: 50}\n"
+           "training:\n  stages:\n    - {optimizer: adam, steps: 600, learning_rate: 0.01}\n"
+           "output: {dir: " +
+           out + ", checkpoint_every: 25, grid: [5, 5], progress: none}\nthreads: 1\n";
+  };
+  const std::string full = path("full"), killed = path("killed");
+  const Output a = jetpde(2, "run " + write("full.yaml", config(full)));
+  ASSERT_EQ(a.status, 0) << a.text;
+  const std::string cfg = write("killed.yaml", config(killed));
+  const std::string checkpoint = killed + "/checkpoint.h5";
+  const int killed_at = kill_a_rank(cfg, checkpoint, 100);
+  ASSERT_GE(killed_at, 100);
+  const io::Checkpoint saved = io::read_checkpoint(checkpoint);
+  // Interface 1 joins cells 2 and 3, both rank 1's: rank 0 has no row of it; interface 0
+  // (cells 0 and 1) is rank 0's alone.
+  ASSERT_TRUE(saved.rows.count("interface1_a")) << "the checkpoint lacks an interface's points";
+  EXPECT_EQ(saved.rows.at("interface1_a"), (std::vector<std::int64_t>{0, 16}));
+  EXPECT_EQ(saved.rows.at("interface0_a"), (std::vector<std::int64_t>{16, 0}));
+  const Output b = jetpde(2, "run " + cfg + " --resume");
+  ASSERT_EQ(b.status, 0) << b.text;
+  const io::Checkpoint ca = io::read_checkpoint(full + "/checkpoint.h5");
+  const io::Checkpoint cb = io::read_checkpoint(checkpoint);
+  EXPECT_EQ(ca.state.step, cb.state.step);
+  EXPECT_TRUE(ca.state.theta == cb.state.theta)
+      << "killed at step " << killed_at << ": max difference "
+      << (ca.state.theta - cb.state.theta).cwiseAbs().maxCoeff();
+  EXPECT_NE(read(full + "/summary.json").find("\"gradient_exchange\": \"neighbours\""),
+            std::string::npos);
 }
 
 }  // namespace
