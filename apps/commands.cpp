@@ -265,6 +265,10 @@ io::LoadedRun load(const std::string& dir, const LoadArgs& a) {
 
 // "in fp64 (trained in fp32)", or "in fp32" when they are the same.
 std::string precision_note(const io::LoadedRun& run) {
+  // A classical run's values come from its grid: say how (solvers/classical's GridSolution).
+  if (run.config.solver.type == "petsc")
+    return "from the finite-difference grid solution (values interpolated multilinearly, "
+           "derivatives by 2nd-order stencils on the grid, then interpolated)";
   const std::string used = run.config.resolved["precision"].as<std::string>();
   return "in " + used +
          (used == run.trained_precision ? "" : " (trained in " + run.trained_precision + ")");
