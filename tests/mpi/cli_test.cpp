@@ -231,6 +231,19 @@ int kill_a_rank(const std::string& cfg, const std::string& checkpoint, int step)
   return checkpoint_step(checkpoint);
 }
 
+// `--resume` of `cfg` on 2 ranks (killed at `killed_at`) ends with the uninterrupted run's step
+// and parameters, bit for bit.
+void expect_resume_ends_as(const std::string& cfg, const std::string& checkpoint,
+                           const io::Checkpoint& full, int killed_at) {
+  const Output b = jetpde(2, "run " + cfg + " --resume");
+  ASSERT_EQ(b.status, 0) << b.text;
+  const io::Checkpoint resumed = io::read_checkpoint(checkpoint);
+  EXPECT_EQ(full.state.step, resumed.state.step);
+  EXPECT_TRUE(full.state.theta == resumed.state.theta)
+      << "killed at step " << killed_at << ": max difference "
+      << (full.state.theta - resumed.state.theta).cwiseAbs().maxCoeff();
+}
+
 TEST_F(MpiRun, AKilledRankEndsTheRunAndResumeRecovers) {
   const std::string full = path("full"), killed = path("killed");
   const Output a = jetpde(2, "run " + write("full.yaml", poisson(3000, full)));
@@ -243,14 +256,8 @@ TEST_F(MpiRun, AKilledRankEndsTheRunAndResumeRecovers) {
   const std::string copy = path("copy");
   fs::copy(killed, copy);
   // On as many ranks: bit for bit.
-  const Output b = jetpde(2, "run " + cfg + " --resume");
-  ASSERT_EQ(b.status, 0) << b.text;
   const io::Checkpoint ca = io::read_checkpoint(full + "/checkpoint.h5");
-  const io::Checkpoint cb = io::read_checkpoint(checkpoint);
-  EXPECT_EQ(ca.state.step, cb.state.step);
-  EXPECT_TRUE(ca.state.theta == cb.state.theta)
-      << "killed at step " << killed_at << ": max difference "
-      << (ca.state.theta - cb.state.theta).cwiseAbs().maxCoeff();
+  expect_resume_ends_as(cfg, checkpoint, ca, killed_at);
   EXPECT_NE(read(killed + "/summary.json").find("\"resumed_from_step\": "), std::string::npos);
   // On one rank: it goes on from the same state with its own points, and says so.
   const Output c = jetpde(0, "run " + cfg + " --resume --output " + copy);
@@ -294,14 +301,7 @@ TEST_F(MpiRun, AnXpinnRunKilledAndResumedEndsWhereTheFullOneDoes) {
   ASSERT_TRUE(saved.rows.count("interface1_a")) << "the checkpoint lacks an interface's points";
   EXPECT_EQ(saved.rows.at("interface1_a"), (std::vector<std::int64_t>{0, 16}));
   EXPECT_EQ(saved.rows.at("interface0_a"), (std::vector<std::int64_t>{16, 0}));
-  const Output b = jetpde(2, "run " + cfg + " --resume");
-  ASSERT_EQ(b.status, 0) << b.text;
-  const io::Checkpoint ca = io::read_checkpoint(full + "/checkpoint.h5");
-  const io::Checkpoint cb = io::read_checkpoint(checkpoint);
-  EXPECT_EQ(ca.state.step, cb.state.step);
-  EXPECT_TRUE(ca.state.theta == cb.state.theta)
-      << "killed at step " << killed_at << ": max difference "
-      << (ca.state.theta - cb.state.theta).cwiseAbs().maxCoeff();
+  expect_resume_ends_as(cfg, checkpoint, io::read_checkpoint(full + "/checkpoint.h5"), killed_at);
   EXPECT_NE(read(full + "/summary.json").find("\"gradient_exchange\": \"neighbours\""),
             std::string::npos);
 }
