@@ -322,9 +322,13 @@ Bindings fit_output_layer(const NetworkSpec& spec, Bindings params,
       y.segment(row, m) = data[i].values.col(0).matrix();
       row += m;
     }
-    // Complete orthogonal decomposition: the minimum-norm solution when there are fewer points
-    // than features (or the features are dependent), the least-squares one otherwise.
-    const Eigen::VectorXd c = a.completeOrthogonalDecomposition().solve(y);
+    // A truncated SVD: the minimum-norm least-squares solution on the singular directions above
+    // 1e-4 of the largest (as numpy's lstsq cuts off at machine epsilon times the size in f32,
+    // JAX-PI's case). Smooth Fourier features are nearly dependent: without a cutoff the fit
+    // takes huge coefficients that cancel only in f64, so that an f32 network starts wild.
+    Eigen::BDCSVD<Eigen::MatrixXd> svd(a, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    svd.setThreshold(1e-4);
+    const Eigen::VectorXd c = svd.solve(y);
     w.col(o) = c.head(width).array();
     b(0, o) = c(width);
   }

@@ -989,6 +989,50 @@ Eigen::VectorXd Problem::initial_theta(std::uint64_t seed) const {
   return objective_->layout().flatten(b);
 }
 
+int Problem::fit_output_layer(Eigen::VectorXd& theta) {
+  if (network_spec_.architecture != nn::Architecture::pirate || model_->decomposed()) return 0;
+  const equations::Context& ctx = spec_.math.context;
+  std::vector<nn::OutputData> data;
+  int rows = 0;
+  for (std::size_t k = 0; k < spec_.math.conditions.size(); ++k) {
+    const Condition& c = spec_.math.conditions[k];
+    if (c.kind != Condition::Kind::dirichlet && c.kind != Condition::Kind::initial_value) continue;
+    const Eigen::Index f = ctx.field_index(c.field);
+    // A field with a hard constraint is not the network's output there.
+    if (!hard_value_[static_cast<std::size_t>(f)].empty()) continue;
+    const auto it = objective_->inputs().find(points_name(k));
+    if (it == objective_->inputs().end() || it->second.rows() == 0) continue;
+    // Every rank's points, so that every rank fits the same data (the same parameters).
+    const MatrixD& mine = it->second;
+    std::vector<double> flat(static_cast<std::size_t>(mine.size()));
+    for (Eigen::Index i = 0; i < mine.rows(); ++i)
+      for (Eigen::Index a = 0; a < mine.cols(); ++a)
+        flat[static_cast<std::size_t>(i * mine.cols() + a)] = mine(i, a);
+    const std::vector<double> all = communicator_->allgather(flat);
+    MatrixD points(static_cast<Eigen::Index>(all.size()) / mine.cols(), mine.cols());
+    for (Eigen::Index i = 0; i < points.rows(); ++i)
+      for (Eigen::Index a = 0; a < points.cols(); ++a)
+        points(i, a) = all[static_cast<std::size_t>(i * mine.cols() + a)];
+    const MatrixD values = evaluate_expressions_given(theta, points, {c.value}, {}, {}, {});
+    data.push_back({.output = static_cast<int>(f), .points = points, .values = values});
+    rows += static_cast<int>(points.rows());
+  }
+  if (data.empty()) return 0;
+  Bindings params = objective_->layout().unflatten(theta);
+  Bindings fitted;
+  try {
+    fitted = nn::fit_output_layer(model_->network_specs().front(), params, data);
+  } catch (const UserError& e) {
+    throw UserError(
+        "network.architecture pirate: fitting the last layer to the initial and "
+        "boundary values: " +
+        std::string(e.what()));
+  }
+  for (auto& [name, value] : fitted) params[name] = std::move(value);
+  theta = objective_->layout().flatten(params);
+  return rows;
+}
+
 double Problem::param(const Eigen::VectorXd& theta, const std::string& name) const {
   for (const auto& e : objective_->layout().entries())
     if (e.name == spec_.pinn.param_prefix + name) return theta[e.offset];

@@ -65,6 +65,12 @@ class Problem {
   const Graph& graph() const { return *graph_; }
   // The initial parameters from `seed`, and the trainable constants' initial values.
   Eigen::VectorXd initial_theta(std::uint64_t seed) const;
+  // PirateNet's initialization (Wang et al. 2024): with network.architecture pirate (one network,
+  // not decomposed), its last layer in `theta` replaced by the least-squares fit to the dirichlet
+  // and initial_value conditions' values at their points (of all ranks; fields under a hard
+  // constraint left out), nn::fit_output_layer. The points fitted (0: nothing to fit, theta
+  // unchanged). Solver::run applies it to initial_theta's draw unless it resumes.
+  int fit_output_layer(Eigen::VectorXd& theta);
   // A trainable constant's value in theta.
   double param(const Eigen::VectorXd& theta, const std::string& name) const;
   // The fields at `points` [m, coordinates] -> [m, fields] (one compiled program per m).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 
 #include "autodiff/errors.h"
 #include "equations/analysis.h"
@@ -355,6 +356,11 @@ Solution Solver::run(const TrainerState* resume) {
   if (!trainer_) throw UserError("Solver::run: called twice (a Solver solves once)");
   const SolveOptions& o = options_;
   Eigen::VectorXd theta = problem_->initial_theta(o.seed);
+  if (!resume)
+    if (const int n = problem_->fit_output_layer(theta);
+        n > 0 && problem_->communicator().rank() == 0)
+      std::cout << "network: pirate, last layer fitted by least squares to " << n
+                << " initial/boundary points" << std::endl;
   const double setup = clock_seconds() - started_;
   // The time budget counts from the start (setup included): a batch job's limit does.
   trainer_->stop_when(

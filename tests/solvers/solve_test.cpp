@@ -207,6 +207,36 @@ TEST(Solve, ResumesFromASavedStateBitForBit) {
   EXPECT_EQ(resumed.result().loss, full.result().loss);
 }
 
+// PirateNet's initialization: the last layer fitted by least squares to the boundary values
+// (here u = sin(pi x) on the whole boundary of the square, 64 points, against 16 features), so
+// that the initial network is far closer to them than the drawn one; a resumed run keeps its
+// checkpoint's parameters instead. Other architectures are left as drawn.
+TEST(Solve, APirateNetStartsFittedToItsBoundaryValues) {
+  ProblemSpec spec = poisson_spec();
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "sin(pi*x)"}};
+  spec.pinn.conditions = {{.points = 64}};
+  spec.pinn.network.architecture = nn::Architecture::pirate;
+  spec.pinn.network.hidden = {32, 32};
+  spec.pinn.network.fourier.sigma = 0.3;
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  Problem p(spec);
+  const Eigen::VectorXd drawn = p.initial_theta(0);
+  Eigen::VectorXd fitted = drawn;
+  EXPECT_EQ(p.fit_output_layer(fitted), 64);
+  const MatrixD& xb = p.objective().inputs().at("condition0");
+  const MatrixD g = (xb.col(0) * kPi).sin();
+  const double before = (p.evaluate(drawn, xb) - g).matrix().norm();
+  const double after = (p.evaluate(fitted, xb) - g).matrix().norm();
+  EXPECT_LT(after, 0.1 * before) << "drawn " << before << ", fitted " << after;
+  // An MLP: nothing to fit.
+  spec.pinn.network.architecture = nn::Architecture::mlp;
+  Problem q(spec);
+  Eigen::VectorXd t = q.initial_theta(0);
+  const Eigen::VectorXd t0 = t;
+  EXPECT_EQ(q.fit_output_layer(t), 0);
+  EXPECT_TRUE(t == t0);
+}
+
 TEST(Solve, DeviceChoice) {
   ProblemSpec spec = poisson_spec();
   spec.compile.backend = compiler::Backend::cuda;
