@@ -136,9 +136,22 @@ void Soap::step(Eigen::VectorXd& theta, const Eigen::VectorXd& g) {
       if (left) f.L = b2 * f.L + (1 - b2) * (G * G.transpose());
       if (right) f.R = b2 * f.R + (1 - b2) * (G.transpose() * G);
     };
+    // A refreshed basis carries the second moment over: V' is the diagonal, in the old basis,
+    // of the gradients' second moments; in the new one (O = Q_new^T Q_old) that diagonal's
+    // estimate is (O o O) V' (O o O)^T, o elementwise. Eigenvectors that only swap places or
+    // signs (SelfAdjointEigenSolver sorts by eigenvalue) thus keep their own moments, which the
+    // paper's implementation does by sorting; a slowly turning basis mixes them smoothly.
     const auto refresh_bases = [&] {
-      if (left) f.QL = eigenbasis(f.L);
-      if (right) f.QR = eigenbasis(f.R);
+      if (left) {
+        Eigen::MatrixXd Q = eigenbasis(f.L);
+        if (!first) V = (Q.transpose() * f.QL).cwiseAbs2() * V;
+        f.QL = std::move(Q);
+      }
+      if (right) {
+        Eigen::MatrixXd Q = eigenbasis(f.R);
+        if (!first) V = V * (Q.transpose() * f.QR).cwiseAbs2().transpose();
+        f.QR = std::move(Q);
+      }
     };
     if (first) {
       accumulate();

@@ -14,8 +14,10 @@
 //   W <- W - lr Q_L [ (Q_L^T M Q_R / c1) / (sqrt(V' / c2) + eps) ] Q_R^T
 // with Adam's bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t. A side whose dimension is 1
 // (biases, any row or column vector) or above `max_precondition_dim` has no factor: the identity
-// there, so a vector gets plain Adam. Weight decay is decoupled (AdamW's), as in the paper.
-// The state (moments, factors, bases, step) is public for checkpoints; resuming is bit for bit.
+// there, so a vector gets plain Adam. A refresh carries V' into the new basis (the diagonal of
+// the old estimate rotated, so eigenvectors that swap places keep their moments). Weight decay is
+// decoupled (AdamW's), as in the paper. The state (moments, factors, bases, step) is public for
+// checkpoints; resuming is bit for bit.
 #pragma once
 
 #include <Eigen/Core>
