@@ -170,5 +170,150 @@ TEST(Soap, OnAKroneckerQuadraticItTakesTheHessiansFactorsAndBeatsAdam) {
   }
 }
 
+// The `soap` kind through the registry: stopped mid-run (between refreshes of the bases, with
+// precondition_frequency 4) and restored from its named state, it ends bit for bit where an
+// uninterrupted run does; states that do not fit are refused.
+TEST(Soap, ResumesFromItsStateBitForBit) {
+  const Quadratic q(6, 4, 7, 1e2, 30);
+  const Stage stage{
+      .optimizer = "soap",
+      .steps = 30,
+      .options = nn::SoapOptions{
+          .schedule = {.lr = 3e-2}, .weight_decay = 1e-3, .precondition_frequency = 4}};
+  const Evaluate evaluate = q.evaluator();
+  const Eigen::VectorXd theta0 = Eigen::VectorXd::Zero(q.layout.size());
+  Eigen::VectorXd full = theta0;
+  const std::unique_ptr<Optimizer> a = make_optimizer(stage, q.layout);
+  OptimizerState saved;
+  Eigen::VectorXd at_save;
+  for (int k = 0; k < 30; ++k) {
+    if (k == 13) {
+      saved = a->state();
+      at_save = full;
+    }
+    ASSERT_EQ(a->step(evaluate, full).kind, Optimizer::Step::Kind::stepped);
+  }
+  EXPECT_EQ(saved.kind, "soap");
+  EXPECT_EQ(saved.get<std::int64_t>("t"), 13);
+  EXPECT_EQ(saved.get<MatrixD>("L0").rows(), 6);  // W: both factors; b (1 x 4): none
+  EXPECT_EQ(saved.get<MatrixD>("QR0").rows(), 4);
+  EXPECT_EQ(saved.values.count("L1"), 0u);
+  EXPECT_EQ(a->state_vectors(), 2 + 4);  // 2 x (36 + 16) factor entries on 28 parameters
+
+  const std::unique_ptr<Optimizer> b = make_optimizer(stage, q.layout);
+  b->restore(saved);
+  Eigen::VectorXd resumed = at_save;
+  for (int k = 13; k < 30; ++k) b->step(evaluate, resumed);
+  EXPECT_TRUE(resumed == full) << (resumed - full).norm();
+  // Without the state it is another run.
+  const std::unique_ptr<Optimizer> c = make_optimizer(stage, q.layout);
+  Eigen::VectorXd fresh = at_save;
+  for (int k = 13; k < 30; ++k) c->step(evaluate, fresh);
+  EXPECT_FALSE(fresh == full);
+
+  expect_user_error([&] { b->restore({.kind = "adam", .values = {}}); },
+                    "soap: cannot restore the state of a 'adam' optimizer");
+  OptimizerState missing = saved;
+  missing.values.erase("QL0");
+  expect_user_error([&] { b->restore(missing); }, "optimizer state 'soap': no value 'QL0'");
+  const Quadratic other(5, 4, 7);
+  expect_user_error([&] { make_optimizer(stage, other.layout)->restore(saved); },
+                    "soap: the saved state does not fit the parameters (moments of 28 entries "
+                    "for 24 parameters)");
+  OptimizerState wrong = saved;
+  wrong.values["QR0"] = MatrixD(MatrixD::Zero(3, 3));
+  expect_user_error([&] { b->restore(wrong); },
+                    "soap: the saved state does not fit the parameters (the preconditioner of "
+                    "'W')");
+}
+
+TEST(Soap, OptionsAndConfigKeys) {
+  expect_user_error([] { nn::Soap({.beta2 = 1.0}, {}); },
+                    "soap: beta1 and beta2 must be in [0, 1)");
+  expect_user_error([] { nn::Soap({.precondition_frequency = 0}, {}); },
+                    "soap: precondition_frequency must be at least 1");
+  expect_user_error([] { nn::Soap({.schedule = {.lr = -1}}, {}); },
+                    "schedule: lr must be positive");
+  std::vector<std::string> names;
+  for (const auto& k : stage_keys("soap")) names.push_back(k->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"name", "optimizer", "steps", "learning_rate",
+                                             "schedule", "decay_rate", "decay_steps",
+                                             "min_learning_rate", "warmup_steps", "weight_decay",
+                                             "precondition_frequency", "max_precondition_dim"}));
+  const Stage s = stage_from_values({{"optimizer", std::string("soap")},
+                                     {"steps", 100LL},
+                                     {"learning_rate", 3e-3},
+                                     {"schedule", std::string("cosine")},
+                                     {"weight_decay", 0.01},
+                                     {"precondition_frequency", 5LL}});
+  EXPECT_EQ(s.name, "soap");
+  const nn::SoapOptions o = s.options_as<nn::SoapOptions>();
+  EXPECT_EQ(o.schedule.lr, 3e-3);
+  EXPECT_EQ(o.schedule.kind, nn::Schedule::Kind::cosine);
+  EXPECT_EQ(o.schedule.total_steps, 100);  // cosine runs over the stage
+  EXPECT_EQ(o.weight_decay, 0.01);
+  EXPECT_EQ(o.precondition_frequency, 5);
+  EXPECT_EQ(o.max_precondition_dim, 10000);
+  EXPECT_EQ(o.beta1, 0.95);
+  EXPECT_FALSE(s.line_search());
+}
+
+compiler::CompileOptions compile_options() {
+  compiler::CompileOptions o;
+  o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
+  o.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  return o;
+}
+
+MatrixD grid(int n, double a, double b) {
+  MatrixD x(n, 1);
+  for (int i = 0; i < n; ++i) x(i, 0) = a + (b - a) * i / (n - 1);
+  return x;
+}
+
+// -u'' = pi^2 sin(pi x) on (0, 1), u(0) = u(1) = 0 (u = sin(pi x)), trainer_test's problem, with
+// a SOAP stage alone: a 1 x 16, 16 x 16 and 16 x 1 network, so one matrix with both factors, two
+// with one (their other side is 1) and the biases plain Adam.
+TEST(Soap, TrainsPoisson1d) {
+  constexpr double kPi = std::numbers::pi;
+  Graph g{DType::f64};
+  nn::Network net(g, {.inputs = 1, .hidden = {16, 16}, .outputs = 1});
+  const Var x = g.input("x", {32, 1}), xb = g.input("xb", {2, 1}), xv = g.input("xv", {101, 1});
+  Taylor taylor(TaylorPlan({{x, 0}}, {{2}}));
+  const Var residual = taylor.derivative(net(x), {2}) + (kPi * kPi) * sin(x * kPi);
+  Objective obj({{"pde", residual}, {"bc", net(xb)}}, net.params(), compile_options());
+  MatrixD b(2, 1);
+  b << 0.0, 1.0;
+  obj.set_inputs({{"x", grid(34, 0, 1).middleRows(1, 32)}, {"xb", b}});
+  const std::vector<Var> val_out{net(xv)};
+  compiler::Executable val(val_out, compile_options());
+  val.set("xv", grid(101, 0, 1));
+  const MatrixD exact = (grid(101, 0, 1) * kPi).sin();
+  const nn::Schedule schedule{
+      .kind = nn::Schedule::Kind::cosine, .lr = 1e-2, .total_steps = 600, .min_lr = 1e-4};
+  const auto train = [&](const Stage& stage) {
+    Trainer trainer(obj, {stage}, {.initial = {1.0, 10.0}});
+    trainer.validate_every(600, [&](const Eigen::VectorXd& theta) {
+      for (const auto& [name, value] : obj.layout().unflatten(theta)) val.set(name, value);
+      val.run();
+      return error_metrics(val.output(0), exact);
+    });
+    Eigen::VectorXd theta = obj.layout().flatten(net.init(1));
+    return trainer.train(theta);
+  };
+  const TrainResult r = train({.name = "soap",
+                               .optimizer = "soap",
+                               .steps = 600,
+                               .options = nn::SoapOptions{.schedule = schedule}});
+  // Adam at the same rate and schedule, for the record (its betas Adam's own).
+  const TrainResult adam =
+      train({.name = "adam", .steps = 600, .options = nn::AdamOptions{.schedule = schedule}});
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  EXPECT_EQ(r.message.rfind("soap: 600 steps, loss ", 0), 0u) << r.message;
+  std::cout << "  poisson1d: " << r.message << "; rel_l2 " << r.metrics.at("rel_l2")
+            << " (Adam: " << adam.message << "; rel_l2 " << adam.metrics.at("rel_l2") << ")\n";
+  EXPECT_LT(r.metrics.at("rel_l2"), 1e-4) << r.message;
+}
+
 }  // namespace
 }  // namespace jetpde::solvers
