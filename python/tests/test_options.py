@@ -81,7 +81,7 @@ def test_docstrings_come_from_the_declarations():
                 continue
             assert "    %s (" % name in cls.__doc__, (cls, name)
             assert doc in cls.__doc__, (cls, name)
-    assert "learning_rate (number, default 1e-3): Adam: the (initial) learning rate." in \
+    assert "learning_rate (number, default 1e-3): Adam, SOAP: the (initial) learning rate." in \
         jetpde.Adam.__doc__
     assert "activation (tanh | sin | silu | sigmoid | softplus, default tanh)" in \
         jetpde.Network.__doc__
