@@ -1,7 +1,8 @@
 // SOAP (nn::Soap, the `soap` optimizer kind): on a quadratic with a Kronecker-factored Hessian,
 // the one Shampoo's factors capture, it converges far faster than Adam and its factors take the
-// Hessian's eigenvectors; a checkpoint mid-run resumes bit for bit; its config keys; a short
-// training of a 1-D Poisson problem.
+// Hessian's eigenvectors; its first step in closed form (both factors, one, none); a state taken
+// mid-run resumes bit for bit; its options and config keys; a short training of a 1-D Poisson
+// problem.
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -10,6 +11,7 @@
 #include <iostream>
 #include <numbers>
 #include <random>
+#include <tuple>
 
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
@@ -167,6 +169,59 @@ TEST(Soap, OnAKroneckerQuadraticItTakesTheHessiansFactorsAndBeatsAdam) {
     // The eigenvectors of L's smallest eigenvalues are found to about eps * (its eigenvalue
     // spread, (a_max b_max d_max / a_min b_min d_min)^2 = 1e11) / gap: 1e-5 relative.
     EXPECT_LT(first_basis, 1e-4) << msg << ": " << first_basis;
+  }
+}
+
+// The first step in closed form: the bases are those of G G^T and G^T G, the bias-corrected
+// moments are G' = Q_L^T G Q_R and G'^2, so the step is -lr Q_L [G' / (|G'| + eps)] Q_R^T, sign
+// descent in the gradient's own bases. A side above max_precondition_dim has the identity
+// instead of its basis; a vector gets plain Adam's step. In the gradient's singular bases G' is
+// diagonal: its other entries are rounding, which eps must dwarf for the step to be defined by
+// the gradient rather than by its rounding, so the start is near the optimum (|G| ~ 1e-3, its
+// rounding ~1e-19); and each factor's side has a gradient of full rank (a 6 x 4 gradient with
+// both factors would leave two rows of G' at rounding level too).
+TEST(Soap, TheFirstStepIsSignDescentInTheGradientsBases) {
+  for (const auto& [m, n, max_dim] : {std::tuple{5, 5, 10000}, std::tuple{6, 4, 5}}) {
+    const Quadratic q(m, n, 5);
+    nn::Soap soap({.schedule = {.lr = 0.1}, .max_precondition_dim = max_dim}, q.layout);
+    const bool left = m <= max_dim;
+    EXPECT_EQ(soap.has_left(0), left);
+    EXPECT_TRUE(soap.has_right(0));
+    EXPECT_FALSE(soap.has_left(1) || soap.has_right(1));  // the bias
+    const Eigen::MatrixXd off = 1e-6 * q.W_star;          // Gaussian: of full rank
+    const Eigen::VectorXd start =
+        q.pack(q.W_star + off, q.b_star + Eigen::VectorXd::LinSpaced(n, 1e-6, -1e-6));
+    Eigen::VectorXd theta = start, grad;
+    q.evaluate(theta, grad);
+    soap.step(theta, grad);
+    const Eigen::VectorXd moved = theta - start;
+    const Eigen::MatrixXd G = grad.head(m * n).reshaped(m, n);
+    // Its bases, checked to be eigenvectors of G G^T and G^T G (to their rounding), then used
+    // for the expected step, so that the step's check does not compare two eigensolvers'
+    // rounding (eps * |G|^2 / gap, large where singular values are close).
+    const nn::Soap::Factors& f = soap.state().factors[0];
+    const auto eigenvectors_of = [](const Eigen::MatrixXd& q, const Eigen::MatrixXd& x) {
+      const Eigen::MatrixXd d = q.transpose() * x * q;
+      return off_diagonal(d) < 1e-12 &&
+             (q.transpose() * q - Eigen::MatrixXd::Identity(q.rows(), q.cols())).norm() < 1e-13;
+    };
+    EXPECT_TRUE(eigenvectors_of(f.QR, G.transpose() * G));
+    if (left) {
+      EXPECT_TRUE(eigenvectors_of(f.QL, G * G.transpose()));
+    }
+    const Eigen::MatrixXd QL = left ? f.QL : Eigen::MatrixXd::Identity(m, m);
+    const Eigen::MatrixXd QR = f.QR;
+    const Eigen::ArrayXXd r = (QL.transpose() * G * QR).array();
+    const Eigen::MatrixXd expected_w = -0.1 * QL * (r / (r.abs() + 1e-8)).matrix() * QR.transpose();
+    const Eigen::ArrayXd gb = grad.tail(n).array();
+    const Eigen::VectorXd expected_b = -0.1 * (gb / (gb.abs() + 1e-8)).matrix();
+    const std::string msg = std::to_string(m) + " x " + std::to_string(n) +
+                            ", max_precondition_dim " + std::to_string(max_dim);
+    // G''s rounding-level entries (~1e-19) over eps (1e-8) differ by about 1e-11 between two
+    // evaluations of the same product, summed through the rotation back: 1e-10 bounds it.
+    EXPECT_LT((moved.head(m * n).reshaped(m, n) - expected_w).cwiseAbs().maxCoeff(), 1e-10) << msg;
+    EXPECT_LT((moved.tail(n) - expected_b).cwiseAbs().maxCoeff(), 1e-12) << msg;
+    EXPECT_EQ(soap.state().factors[0].L.size(), left ? m * m : 0) << msg;
   }
 }
 
