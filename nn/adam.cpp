@@ -14,11 +14,12 @@ const options::Declaration<AdamOptions>& adam_options() {
   using V = const options::Value&;
   static const options::Declaration<AdamOptions> d = [] {
     options::Declaration<AdamOptions> d;
-    d.add(above(0, key("learning_rate", T::number, "1e-3", "Adam: the (initial) learning rate.")),
+    d.add(above(0, key("learning_rate", T::number, "1e-3",
+                       "Adam, SOAP: the (initial) learning rate.")),
           [](AdamOptions& o, V v) { o.schedule.lr = options::as<double>(v); });
     d.add(options::choice(
               "schedule", schedule_kind_names(), "constant",
-              "Adam: learning-rate schedule at step k (lr: learning_rate, gamma: decay_rate, "
+              "Adam, SOAP: learning-rate schedule at step k (lr: learning_rate, gamma: decay_rate, "
               "min_lr: min_learning_rate, total: the stage's steps)."),
           [](AdamOptions& o, V v) {
             o.schedule.kind = schedule_kind_names().from_name(options::as<std::string>(v));
@@ -34,8 +35,8 @@ const options::Declaration<AdamOptions>& adam_options() {
     d.add(at_least(0, key("warmup_steps", T::integer, "0",
                           "Linear warm-up from 0 over this many steps.")),
           [](AdamOptions& o, V v) { o.schedule.warmup_steps = options::as<int>(v); });
-    d.add(at_least(
-              0, key("weight_decay", T::number, "0", "Adam: L2 penalty; AdamW: decoupled decay.")),
+    d.add(at_least(0, key("weight_decay", T::number, "0",
+                          "Adam: L2 penalty; AdamW, SOAP: decoupled decay.")),
           &AdamOptions::weight_decay);
     return d;
   }();

@@ -6,6 +6,7 @@
 #include "nn/adam.h"
 #include "nn/detail/names.h"
 #include "nn/lbfgs.h"
+#include "nn/soap.h"
 
 namespace jetpde::solvers {
 
@@ -15,7 +16,9 @@ std::unique_ptr<Optimizer> make_adamw(const Stage& stage, const nn::ParameterLay
 std::unique_ptr<Optimizer> make_lbfgs(const Stage& stage, const nn::ParameterLayout& layout);
 std::any read_adam_options(const Stage& stage, const options::Values& values);
 std::any read_adamw_options(const Stage& stage, const options::Values& values);
+std::unique_ptr<Optimizer> make_soap(const Stage& stage, const nn::ParameterLayout& layout);
 std::any read_lbfgs_options(const Stage& stage, const options::Values& values);
+std::any read_soap_options(const Stage& stage, const options::Values& values);
 
 namespace {
 
@@ -44,6 +47,11 @@ Registry& registry() {
                           .line_search = true,
                           .keys = nn::lbfgs_options().keys(),
                           .read_options = read_lbfgs_options}},
+                        {"soap",
+                         {.make = make_soap,
+                          .line_search = false,
+                          .keys = nn::soap_options().keys(),
+                          .read_options = read_soap_options}},
                     }};
   return r;
 }
@@ -113,7 +121,7 @@ std::vector<options::KeyPtr> common_stage_keys() {
   return {
       key("name", T::string, "", "Label in the progress line and history (default: optimizer)."),
       options::choice("optimizer", optimizer_names(), "adam", "The optimizer."),
-      at_least(1, key("steps", T::integer, "1000", "Adam updates, or L-BFGS iterations."))};
+      at_least(1, key("steps", T::integer, "1000", "Adam or SOAP updates, or L-BFGS iterations."))};
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 //   adam    Adam (nn::AdamOptions; weight_decay as L2, or decoupled when options.decoupled)
 //   adamw   AdamW: Adam with decoupled weight decay (nn::AdamOptions, decoupled forced on)
 //   lbfgs   L-BFGS with a strong-Wolfe line search (nn::LbfgsOptions; max_iterations = steps)
+//   soap    SOAP: Adam in the eigenbasis of Shampoo's factors per weight matrix (nn::SoapOptions)
 // Adding one: a file solvers/optimizers/<name>.cpp with its class and a factory, and in
 // optimizer.cpp the factory's declaration and one entry of the table (or register_optimizer at
 // run time, as tests/solvers/optimizer_test.cpp does). The factory gets the stage (its steps and
@@ -54,7 +55,7 @@ struct Stage {
   std::string optimizer = "adam";  // a registered name (optimizer_names())
   int steps = 1000;                // updates, or iterations of a line-search kind (at most)
   // The optimizer's options, of the type its kind takes (nn::AdamOptions for adam and adamw,
-  // nn::LbfgsOptions for lbfgs); empty: that type's defaults.
+  // nn::LbfgsOptions for lbfgs, nn::SoapOptions for soap); empty: that type's defaults.
   std::any options;
 
   // The options as T: the defaults when empty; UserError naming the stage when they are of
@@ -70,7 +71,8 @@ struct Stage {
 struct OptimizerState {
   using Value = std::variant<double, std::int64_t, std::vector<std::int64_t>, Eigen::VectorXd,
                              MatrixD, std::string>;
-  std::string kind;  // the group it is saved under ("adam" for Adam and AdamW, "lbfgs"); "": none
+  std::string kind;  // the group it is saved under ("adam" for Adam and AdamW, "lbfgs", "soap");
+                     // "": none
   std::map<std::string, Value> values;
 
   bool empty() const { return kind.empty(); }
@@ -108,7 +110,8 @@ class Optimizer {
   // How the stage ended, after `steps` steps with `loss` the last step's: by default
   // "<steps> steps, loss <loss>"; L-BFGS says which of its rules stopped it.
   virtual std::string ending(int steps, double loss) const;
-  // Parameter-sized vectors of state it holds (memory estimates): Adam 2, L-BFGS 2 history + 2.
+  // Parameter-sized vectors of state it holds (memory estimates): Adam 2, L-BFGS 2 history + 2,
+  // SOAP 2 and its factors and bases.
   virtual int state_vectors() const = 0;
 
   virtual OptimizerState state() const = 0;
@@ -129,7 +132,7 @@ struct OptimizerKind {
 };
 // Adds `name`; UserError when it is taken or the factory is empty.
 void register_optimizer(const std::string& name, OptimizerKind kind);
-// UserError "unknown optimizer 'sgd' (known: adam, adamw, lbfgs)".
+// UserError "unknown optimizer 'sgd' (known: adam, adamw, lbfgs, soap)".
 const OptimizerKind& optimizer_kind(const std::string& name);
 std::vector<std::string> optimizer_names();  // sorted
 

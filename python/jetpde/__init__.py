@@ -35,6 +35,7 @@ from ._problem import (  # noqa: E402
     Problem,
     Residual,
     Robin,
+    SOAP,
     Stage,
 )
 from . import geometry  # noqa: E402
@@ -47,6 +48,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Adam", "AdamW", "Condition", "Config", "Data", "Dirichlet", "Error", "HardConstraint",
     "InitialRate", "InitialValue", "LBFGS", "Network", "Neumann", "Periodic", "Problem",
-    "Residual", "Robin", "Solution", "Stage", "StepInfo", "geometry", "load_config", "load_run",
-    "solve",
+    "Residual", "Robin", "SOAP", "Solution", "Stage", "StepInfo", "geometry", "load_config",
+    "load_run", "solve",
 ]

@@ -217,7 +217,14 @@ class LBFGS(Stage):
         super().__init__("lbfgs", steps=steps, **keys)
 
 
-for _cls, _name in ((Adam, "adam"), (AdamW, "adamw"), (LBFGS, "lbfgs")):
+class SOAP(Stage):
+    """A SOAP stage: Adam in the eigenbasis of each weight matrix's Shampoo preconditioner."""
+
+    def __init__(self, steps=None, learning_rate=None, **keys):
+        super().__init__("soap", steps=steps, learning_rate=learning_rate, **keys)
+
+
+for _cls, _name in ((Adam, "adam"), (AdamW, "adamw"), (LBFGS, "lbfgs"), (SOAP, "soap")):
     _documented(_cls, _stage_keys(_name))
 
 _TOP_KEYS = _Keys("config", _jetpde.option_keys(""), exclude=("geometry",))

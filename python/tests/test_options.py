@@ -74,6 +74,7 @@ def test_unknown_keywords_name_the_known_ones_and_the_closest():
 def test_docstrings_come_from_the_declarations():
     for cls, rows in ((jetpde.Adam, _jetpde.optimizer_keys("adam")),
                       (jetpde.LBFGS, _jetpde.optimizer_keys("lbfgs")),
+                      (jetpde.SOAP, _jetpde.optimizer_keys("soap")),
                       (jetpde.Network, _jetpde.option_keys("network")),
                       (jetpde.Dirichlet, _jetpde.option_keys("conditions[]")[1:])):
         for name, _type, _default, doc, _choices, _required in rows:
@@ -81,7 +82,7 @@ def test_docstrings_come_from_the_declarations():
                 continue
             assert "    %s (" % name in cls.__doc__, (cls, name)
             assert doc in cls.__doc__, (cls, name)
-    assert "learning_rate (number, default 1e-3): Adam: the (initial) learning rate." in \
+    assert "learning_rate (number, default 1e-3): Adam, SOAP: the (initial) learning rate." in \
         jetpde.Adam.__doc__
     assert "activation (tanh | sin | silu | sigmoid | softplus, default tanh)" in \
         jetpde.Network.__doc__

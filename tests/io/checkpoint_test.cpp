@@ -1,6 +1,6 @@
 // Checkpoints: every part of a trainer state survives the HDF5 round trip bit for bit (any
-// optimizer's state), checkpoints of the first layout still resume, and a file that is not a
-// checkpoint is named.
+// optimizer's state), checkpoints of the first layout still resume, a SOAP stage resumes from a
+// file, and a file that is not a checkpoint is named.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "io/checkpoint.h"
 #include "io/hdf5_write.h"
 #include "nn/network.h"
+#include "nn/soap.h"
 #include "solvers/objective.h"
 #include "solvers/trainer.h"
 #include "tests/support/scratch_dir.h"
@@ -200,6 +201,41 @@ TEST_F(Checkpoints, ACheckpointOfTheFirstLayoutStillResumes) {
     EXPECT_TRUE(resumed == full) << file << ": max difference "
                                  << (resumed - full).cwiseAbs().maxCoeff();
   }
+}
+
+// A SOAP stage (a 1-4-4-1 network: the 4 x 4 weight has both factors) checkpointed to a file
+// mid-run, between two refreshes of its bases, resumes from the file to the parameters of the
+// run that never stopped, bit for bit.
+TEST_F(Checkpoints, ASoapStageResumesFromAFileBitForBit) {
+  const std::vector<solvers::Stage> stages{
+      {.name = "soap",
+       .optimizer = "soap",
+       .steps = 20,
+       .options = nn::SoapOptions{.schedule = {.lr = 2e-2}, .precondition_frequency = 3}}};
+  const auto run = [&](const solvers::TrainerState* resume, bool save) {
+    Graph g{DType::f64};
+    nn::Network net{g, {.inputs = 1, .hidden = {4, 4}, .outputs = 1}};
+    const Var x = g.input("x", {5, 1});
+    solvers::Objective obj({{"fit", net(x) - sin(x * 2.0)}}, net.params(), TinyFit::options());
+    obj.set_inputs({{"x", MatrixD(Eigen::VectorXd::LinSpaced(5, -1.0, 1.0))}});
+    solvers::Trainer trainer(obj, stages);
+    if (save)
+      trainer.checkpoint_every(8, [&](const solvers::TrainerState& s) {
+        if (s.step == 8) write_checkpoint(path("soap.h5"), {.state = s});
+      });
+    Eigen::VectorXd theta = obj.layout().flatten(net.init(4));
+    const solvers::TrainResult r = trainer.train(theta, resume);
+    EXPECT_EQ(r.status, solvers::TrainResult::Status::finished) << r.message;
+    return std::pair{theta, r};
+  };
+  const auto [full, full_result] = run(nullptr, true);
+  const Checkpoint c = read_checkpoint(path("soap.h5"));
+  EXPECT_EQ(c.state.optimizer.kind, "soap");
+  EXPECT_EQ(c.state.optimizer.get<std::int64_t>("t"), 8);
+  EXPECT_EQ(c.state.optimizer.get<MatrixD>("QL2").rows(), 4);  // W1, the 4 x 4 weight
+  const auto [resumed, r] = run(&c.state, false);
+  EXPECT_EQ(r.message, full_result.message);
+  EXPECT_TRUE(resumed == full) << "max difference " << (resumed - full).cwiseAbs().maxCoeff();
 }
 
 TEST_F(Checkpoints, AFileThatIsNotACheckpointIsNamed) {

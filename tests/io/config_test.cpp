@@ -10,6 +10,7 @@
 #include "geometry/stl.h"
 #include "io/config.h"
 #include "io/config_schema.h"
+#include "nn/soap.h"
 #include "tests/support/user_error.h"
 
 namespace jetpde::io {
@@ -104,7 +105,7 @@ TEST(Config, UnknownKeyNamesThePathAndLine) {
       "test.yaml:19:7: training.stages[0].lr: unknown key (known here: name, "
       "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
       "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
-      "function_tolerance, max_evaluations)");
+      "function_tolerance, max_evaluations, precondition_frequency, max_precondition_dim)");
 }
 
 TEST(Config, WrongTypesAndValues) {
@@ -112,7 +113,7 @@ TEST(Config, WrongTypesAndValues) {
                     "test.yaml:19:14: training.stages[0].steps: 'ten' is not an integer");
   expect_user_error([] { from(replaced(kBurgers, "optimizer: adam", "optimizer: adma")); },
                     "test.yaml:18:18: training.stages[0].optimizer: 'adma' is not one of adam, "
-                    "adamw, lbfgs");
+                    "adamw, lbfgs, soap");
   expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: -1")); },
                     "test.yaml:4:8: geometry.min: expected a list of numbers, got '-1'");
   expect_user_error([] { from(replaced(kBurgers, "min: [-1]", "min: [a]")); },
@@ -123,6 +124,25 @@ TEST(Config, WrongTypesAndValues) {
                     "test.yaml:3:3: geometry.type: missing (required)");
   expect_user_error([] { from(replaced(kBurgers, "steps: 10", "steps: 0")); },
                     "test.yaml:19:14: training.stages[0].steps: '0' is out of range (at least 1)");
+}
+
+// A SOAP stage: its keys parse into nn::SoapOptions, a bad value names its key path.
+TEST(Config, ASoapStage) {
+  const RunConfig c = from(replaced(kBurgers, "    - optimizer: adam\n      steps: 10\n",
+                                    "    - {optimizer: soap, steps: 100, learning_rate: 3e-3}\n"));
+  ASSERT_EQ(c.stages.size(), 1u);
+  EXPECT_EQ(c.stages[0].optimizer, "soap");
+  EXPECT_EQ(c.stages[0].steps, 100);
+  const nn::SoapOptions o = c.stages[0].options_as<nn::SoapOptions>();
+  EXPECT_EQ(o.schedule.lr, 3e-3);
+  EXPECT_EQ(o.precondition_frequency, 10);
+  expect_user_error(
+      [] {
+        from(replaced(kBurgers, "    - optimizer: adam\n      steps: 10\n",
+                      "    - {optimizer: soap, steps: 100, precondition_frequency: 0}\n"));
+      },
+      "test.yaml:18:61: training.stages[0].precondition_frequency: '0' is out of range (at "
+      "least 1)");
 }
 
 // Numbers written as constant expressions are evaluated once; the resolved config holds the
