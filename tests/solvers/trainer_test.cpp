@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numbers>
 #include <random>
 
@@ -52,6 +53,18 @@ struct Poisson1d {
     boundary = net(xb);
     u_val = net(xv);
   }
+  // The error of `theta` (laid out as `layout`) against sin(pi x) on 101 points: a trainer's
+  // validation.
+  Metrics error(const nn::ParameterLayout& layout, const Eigen::VectorXd& theta) {
+    if (!validation) {
+      validation = std::make_unique<compiler::Executable>(std::vector<Var>{u_val}, options());
+      validation->set("xv", grid(101, 0, 1));
+    }
+    for (const auto& [name, value] : layout.unflatten(theta)) validation->set(name, value);
+    validation->run();
+    return error_metrics(validation->output(0), (grid(101, 0, 1) * kPi).sin());
+  }
+  std::unique_ptr<compiler::Executable> validation;
   Bindings inputs() const {
     MatrixD b(2, 1);
     b << 0.0, 1.0;
@@ -63,11 +76,6 @@ TEST(Trainer, AdamThenLbfgsSolvesPoisson1d) {
   Poisson1d p;
   Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
   obj.set_inputs(p.inputs());
-  const std::vector<Var> val_out{p.u_val};
-  compiler::Executable val(val_out, options());
-  const MatrixD xv = grid(101, 0, 1);
-  val.set("xv", xv);
-  const MatrixD exact = (xv * kPi).sin();
   Trainer trainer(
       obj,
       {{.name = "adam", .steps = 300, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
@@ -76,11 +84,8 @@ TEST(Trainer, AdamThenLbfgsSolvesPoisson1d) {
         .steps = 300,
         .options = nn::LbfgsOptions{.gradient_tolerance = 1e-9}}},
       {.initial = {1.0, 10.0}});
-  trainer.validate_every(100, [&](const Eigen::VectorXd& theta) {
-    for (const auto& [name, value] : obj.layout().unflatten(theta)) val.set(name, value);
-    val.run();
-    return error_metrics(val.output(0), exact);
-  });
+  trainer.validate_every(
+      100, [&](const Eigen::VectorXd& theta) { return p.error(obj.layout(), theta); });
   Eigen::VectorXd theta = obj.layout().flatten(p.net.init(1));
   const TrainResult r = trainer.train(theta);
   EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
@@ -250,19 +255,11 @@ TEST(Trainer, GradNormWeightingTrainsPoisson1d) {
   Poisson1d p;
   Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
   obj.set_inputs(p.inputs());
-  const std::vector<Var> val_out{p.u_val};
-  compiler::Executable val(val_out, options());
-  const MatrixD xv = grid(101, 0, 1);
-  val.set("xv", xv);
-  const MatrixD exact = (xv * kPi).sin();
   Trainer trainer(
       obj, {{.name = "adam", .steps = 1000, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}}},
       {.kind = Weighting::Kind::gradnorm, .every = 50});
-  trainer.validate_every(1000, [&](const Eigen::VectorXd& theta) {
-    for (const auto& [name, value] : obj.layout().unflatten(theta)) val.set(name, value);
-    val.run();
-    return error_metrics(val.output(0), exact);
-  });
+  trainer.validate_every(
+      1000, [&](const Eigen::VectorXd& theta) { return p.error(obj.layout(), theta); });
   Eigen::VectorXd theta = obj.layout().flatten(p.net.init(1));
   const TrainResult r = trainer.train(theta);
   EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
@@ -278,11 +275,6 @@ TEST(Trainer, GradNormWeightingTrainsPoisson1d) {
 double trained_error(Poisson1d& p, Eigen::VectorXd& theta, const std::string& what) {
   Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
   obj.set_inputs(p.inputs());
-  const std::vector<Var> val_out{p.u_val};
-  compiler::Executable val(val_out, options());
-  const MatrixD xv = grid(101, 0, 1);
-  val.set("xv", xv);
-  const MatrixD exact = (xv * kPi).sin();
   Trainer trainer(
       obj,
       {{.name = "adam", .steps = 300, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
@@ -291,11 +283,7 @@ double trained_error(Poisson1d& p, Eigen::VectorXd& theta, const std::string& wh
         .steps = 300,
         .options = nn::LbfgsOptions{.gradient_tolerance = 1e-9}}},
       {.initial = {1.0, 10.0}});
-  trainer.validate_every(1000, [&](const Eigen::VectorXd& t) {
-    for (const auto& [name, value] : obj.layout().unflatten(t)) val.set(name, value);
-    val.run();
-    return error_metrics(val.output(0), exact);
-  });
+  trainer.validate_every(1000, [&](const Eigen::VectorXd& t) { return p.error(obj.layout(), t); });
   const TrainResult r = trainer.train(theta);
   EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
   std::cout << "  " << what << ": " << r.message << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
