@@ -1,4 +1,4 @@
-# Entry points: make build | run | test | bench | fuzz | format | clean
+# Entry points: make build | run | test | bench | bench-recipes | fuzz | format | clean
 # Each first installs what is missing (scripts/bootstrap.sh), configures BUILD_DIR once with CMake
 # and Ninja, and builds with one job per core. Warnings in the project's code are errors
 # (WERROR=OFF to build anyway).
@@ -22,7 +22,7 @@ BENCH_ARGS ?=
 # random one.
 FUZZ_SECONDS ?=
 
-.PHONY: all bootstrap configure build run test test-ctest test-asan test-fuzz bench fuzz \
+.PHONY: all bootstrap configure build run test test-ctest test-asan test-fuzz bench bench-recipes fuzz \
         fuzz-build format format-check clean
 .DEFAULT_GOAL := build
 # The steps of `make test` run one after the other, in the order written.
@@ -107,5 +107,11 @@ format-check: bootstrap
 bench: build
 	BUILD_DIR="$(BUILD_DIR)" bash bench/run.sh
 
+# The default recipe against the hand-tuned examples (bench/recipes/recipes.py: seven problems,
+# seeds 0-2, at most 15 minutes a run; RECIPE_ARGS, e.g. "--problems heat wave --seeds 0").
+# Hours on 2 cores, so not part of `make bench`.
+RECIPE_ARGS ?=
+bench-recipes: build
+	$(PYTHON) bench/recipes/recipes.py --build $(BUILD_DIR) $(RECIPE_ARGS)
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-fuzz

@@ -195,6 +195,7 @@ int run(const RunArgs& a, const solvers::Communicator& comm) {
     solvers::ProblemSpec spec = config.spec;
     io::choose_device(config, spec, log);
     solvers::Solver solver(io::build_problem(config, spec, comm), io::solve_options(config));
+    if (config.recipe.applied) std::fprintf(log, "jetpde: %s\n", config.recipe.describe().c_str());
     const std::size_t terms = solver.problem().objective().slot_names().size();
     std::fprintf(log, "jetpde: %s: the config is valid (%zu loss term%s%s); nothing was run\n",
                  a.config.c_str(), terms, terms == 1 ? "" : "s",

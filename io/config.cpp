@@ -974,37 +974,59 @@ void absolute_data_paths(YAML::Node& raw, const std::string& base_dir) {
       if (raw["conditions"][i].IsMap()) fix(raw["conditions"][i]["data"]);
 }
 
+// build() with what yaml-cpp throws for a value the schema let through as the user's error.
+RunConfig build_checked(const YAML::Node& resolved, const Reader& r) {
+  try {
+    return build(resolved, r);
+  } catch (const YAML::Exception& e) {
+    // The schema let through something a reader did not expect: still the user's input, so a
+    // UserError with the place rather than an internal error.
+    throw UserError((e.mark.is_null() ? r.source
+                                      : r.source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                                            std::to_string(e.mark.column + 1)) +
+                    ": unexpected value: " + e.msg);
+  }
+}
+
 }  // namespace
 
 RunConfig run_config_from_text(const std::string& text, const std::string& source,
                                const std::string& base_dir,
                                const std::vector<std::string>& overrides) {
-  YAML::Node raw;
-  try {
-    raw = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw UserError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                    std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+  // The text as the user wrote it, overrides applied (parsed again for each reading: resolving
+  // changes the nodes in place, and a copy would lose their places in the file).
+  const auto parse = [&] {
+    YAML::Node raw;
+    try {
+      raw = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      throw UserError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
+    }
+    if (!raw.IsMap() && !raw.IsNull())
+      throw UserError(source + ": expected a mapping of keys at the top, got " +
+                      (raw.IsSequence() ? std::string("a list") : "'" + raw.Scalar() + "'"));
+    for (const std::string& o : overrides) apply_override(raw, o);
+    decomposition_shorthand(raw);
+    return raw;
+  };
+  YAML::Node raw = parse();
+  // The default recipe reads the problem first (its errors are the config's, found here), then
+  // fills in what the config leaves to it; the second reading is the run's.
+  Recipe recipe;
+  if (wants_recipe(raw)) {
+    YAML::Node first = resolve_config(parse(), source);
+    absolute_data_paths(first, base_dir);
+    const RunConfig problem = build_checked(first, Reader{source, base_dir});
+    recipe = apply_recipe(raw, problem_facts(problem.spec));
   }
-  if (!raw.IsMap() && !raw.IsNull())
-    throw UserError(source + ": expected a mapping of keys at the top, got " +
-                    (raw.IsSequence() ? std::string("a list") : "'" + raw.Scalar() + "'"));
-  for (const std::string& o : overrides) apply_override(raw, o);
-  decomposition_shorthand(raw);
   // Paths made absolute once the config is known to expand to a bounded size (resolve_config
   // checks that first): the walk through geometry.of would follow aliases without end.
   YAML::Node resolved = resolve_config(raw, source);
   absolute_data_paths(resolved, base_dir);
-  try {
-    return build(resolved, Reader{source, base_dir});
-  } catch (const YAML::Exception& e) {
-    // The schema let through something a reader did not expect: still the user's input, so a
-    // UserError with the place rather than an internal error.
-    throw UserError((e.mark.is_null() ? source
-                                      : source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                            std::to_string(e.mark.column + 1)) +
-                    ": unexpected value: " + e.msg);
-  }
+  RunConfig run = build_checked(resolved, Reader{source, base_dir});
+  run.recipe = std::move(recipe);
+  return run;
 }
 
 std::unique_ptr<solvers::Problem> build_problem(const RunConfig& config,

@@ -19,6 +19,7 @@
 
 #include "autodiff/options.h"
 #include "autodiff/primitive.h"
+#include "io/recipe.h"
 #include "solvers/problem.h"
 #include "solvers/solve.h"
 #include "solvers/trainer.h"
@@ -94,6 +95,7 @@ struct RunConfig {
   OutputOptions output;
   SolverOptions solver;
   ReferenceSolver reference_solver;
+  Recipe recipe;  // the default recipe's choices, when it was applied (io/recipe.h)
 };
 
 // Reads, overrides, validates and converts. UserError for a file that cannot be read or parsed

@@ -11,6 +11,7 @@
 #include "equations/parser.h"
 #include "geometry/sequences.h"
 #include "io/config.h"
+#include "io/recipe.h"
 #include "nn/activation.h"
 #include "nn/init.h"
 #include "nn/network.h"
@@ -181,8 +182,13 @@ Ptr build_schema() {
        group("parallel", T::object, "Data parallelism over MPI ranks (mpirun -n N).",
              solvers::parallel_options().keys()),
        group("training", T::object, "Optimization.",
-             options::merged({stage_schema(), group("weighting", T::object, "Loss weights.",
-                                                    solvers::weighting_options().keys())},
+             options::merged({options::choice("recipe", recipe_names(), "none",
+                                              "Default: auto when no stages are given. What the "
+                                              "config does not give is chosen from the problem "
+                                              "(docs/config.md, the default recipe)."),
+                              stage_schema(),
+                              group("weighting", T::object, "Loss weights.",
+                                    solvers::weighting_options().keys())},
                              solvers::training_options().keys())),
        group("reference", T::object, "What to measure the error against.",
              options::merged(with_data_source(solvers::reference_options().keys()),

@@ -86,6 +86,11 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
   j["files"] = r.files;
+  if (c.recipe.applied) {
+    nlohmann::ordered_json chosen = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : c.recipe.chosen) chosen[key] = value;
+    j["recipe"] = {{"facts", c.recipe.facts}, {"chosen", chosen}, {"kept", c.recipe.kept}};
+  }
   if (solver) j["solver"] = *solver;
   if (reference_solver) j["reference_solver"] = *reference_solver;
   // A name that is not UTF-8 (a file name from another system) is written with U+FFFD for the
@@ -475,6 +480,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   }
   const auto& slots = solver.problem().objective().slot_names();
   if (writer) {
+    if (c.recipe.applied) std::fprintf(o.log, "jetpde: %s\n", c.recipe.describe().c_str());
     write_text_atomically(c.output.dir + "/config.yaml", config_text);
     progress.emplace(Progress::mode_from_name(c.output.progress, o.log), stages,
                      c.output.progress_every, slots, o.log, &comm);

@@ -67,6 +67,12 @@ class Config(_Names):
         """The resolved config as YAML: what the run folder's config.yaml will hold."""
         return self._native.yaml
 
+    @property
+    def recipe(self):
+        """What the default recipe read of the problem and chose (docs/config.md, the default
+        recipe), as the run prints it; None when the config gives its training stages."""
+        return self._native.recipe
+
     def with_overrides(self, overrides):
         """This config with more overrides ({key.path: value}), checked again."""
         extra = _override_list(overrides)

@@ -35,7 +35,15 @@ void define_config(py::module_& m) {
           "fields", [](const io::RunConfig& c) { return c.spec.math.context.field_names(); })
       .def_property_readonly(
           "yaml", [](const io::RunConfig& c) { return dump(c.resolved); },
-          "The resolved config as YAML (what the run folder's config.yaml holds).");
+          "The resolved config as YAML (what the run folder's config.yaml holds).")
+      .def_property_readonly(
+          "recipe",
+          [](const io::RunConfig& c) -> py::object {
+            if (!c.recipe.applied) return py::none();
+            return py::str(c.recipe.describe());
+          },
+          "What the default recipe read of the problem and chose (docs/config.md), or None when "
+          "the config gave its training stages.");
 
   m.def(
       "load_config",

@@ -172,3 +172,18 @@ def test_with_overrides_keeps_the_source():
     more = cfg.with_overrides({"network.hidden": [4]})
     assert more.seed == 5 and more.source == cfg.source
     assert cfg.with_overrides({}) is cfg
+
+
+def test_a_problem_without_stages_gets_the_default_recipe(tmp_path):
+    # No stages: the recipe chooses (and says what); with stages given it stays out.
+    p = jetpde.Problem(domain=jetpde.geometry.Interval(0, 1).times_time(0, 1),
+                       equations=["u_t - 0.1*u_xx"],
+                       conditions=[jetpde.InitialValue("sin(pi*x)"), jetpde.Dirichlet()])
+    path = tmp_path / "p.yaml"
+    path.write_text(p.to_yaml())
+    cfg = jetpde.load_config(path)
+    assert cfg.recipe.startswith("recipe auto: time-dependent (t in [0, 1])")
+    assert "chose sampling.time_chunks: 32" in cfg.recipe
+    assert "recipe: auto" in cfg.yaml
+    staged = cfg.with_overrides({"training.stages": [{"optimizer": "adam", "steps": 3}]})
+    assert staged.recipe is None

@@ -378,6 +378,38 @@ TEST_F(Cli, SummarySaysThePrecisionThatRan) {
       << read_text(out + "/summary.json");
 }
 
+// A config without training stages runs the default recipe: the choice is printed, recorded in
+// summary.json, and config.yaml holds it, so that running config.yaml again prints no new choice.
+TEST_F(Cli, TheDefaultRecipeIsPrintedRecordedAndReproducible) {
+  const std::string out = (dir_ / "recipe").string();
+  const std::string config =
+      write("r.yaml",
+            "geometry: {type: interval, min: [0], max: [1], time: [0, 1]}\n"
+            "equations: [{expression: u_t - 0.1*u_xx}]\n"
+            "conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]\n"
+            "output: {dir: " +
+                out + ", grid: [11], time_steps: 3, progress: none}\n");
+  const Output check = jetpde("run " + config + " --check");
+  ASSERT_EQ(check.status, 0) << check.text;
+  EXPECT_NE(check.text.find("jetpde: recipe auto: time-dependent (t in [0, 1]), 1 spatial "
+                            "dimension, derivatives to order 2 (1 in time), 3 loss terms\n"
+                            "  chose network: {architecture: modified_mlp"),
+            std::string::npos)
+      << check.text;
+  const Output r = jetpde("run " + config + " --max-steps 2 --set sampling.interior_points=64");
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("kept from the config: sampling.interior_points"), std::string::npos)
+      << r.text;
+  const std::string summary = read_text(out + "/summary.json");
+  EXPECT_NE(summary.find("\"recipe\": {\n    \"facts\": \"time-dependent"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("\"sampling.time_chunks\": \"32\""), std::string::npos) << summary;
+  const Output again = jetpde("run " + out + "/config.yaml --check");
+  ASSERT_EQ(again.status, 0) << again.text;
+  EXPECT_NE(again.text.find("recipe auto"), std::string::npos) << again.text;
+  EXPECT_EQ(again.text.find("chose"), std::string::npos) << again.text;
+}
+
 // Above 3-D the validation points are sampled (reference.points, default 100000) instead of a
 // 31-per-axis grid (28.6 M points in 5-D), and a count too large for the memory is refused
 // before training.

@@ -1,0 +1,221 @@
+#include "io/recipe.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <sstream>
+
+#include "equations/analysis.h"
+#include "equations/parser.h"
+
+namespace jetpde::io {
+
+namespace {
+
+constexpr std::array<options::EnumName<RecipeKind>, 2> kRecipes{{
+    {RecipeKind::none, "none",
+     "the config's training as written; what it leaves out takes the schema's defaults"},
+    {RecipeKind::automatic, "auto",
+     "network, sampling and training chosen from the problem where the config gives none "
+     "(docs/config.md, the default recipe)"},
+}};
+
+}  // namespace
+
+const options::EnumTable<RecipeKind>& recipe_names() {
+  static constexpr options::EnumTable<RecipeKind> table("recipe", kRecipes);
+  return table;
+}
+
+namespace {
+
+std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+std::string flow(const YAML::Node& n) {
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << n;
+  return out.c_str();
+}
+
+bool given(const YAML::Node& parent, const std::string& key) {
+  if (!parent || !parent.IsMap()) return false;
+  const YAML::Node v = parent[key];
+  return v && !v.IsNull();
+}
+
+// One time-dependent or steady training: `steps` Adam steps with an exponential decay to about
+// a third of the rate, then L-BFGS until f32 no longer changes the loss.
+YAML::Node stages(int adam_steps) {
+  YAML::Node adam;
+  adam["optimizer"] = "adam";
+  adam["steps"] = adam_steps;
+  adam["learning_rate"] = "1e-3";
+  adam["schedule"] = "exponential";
+  adam["decay_rate"] = "0.9";
+  adam["decay_steps"] = adam_steps / 10;
+  YAML::Node lbfgs;
+  lbfgs["optimizer"] = "lbfgs";
+  lbfgs["steps"] = 5000;
+  lbfgs["function_tolerance"] = 0;
+  YAML::Node list(YAML::NodeType::Sequence);
+  list.push_back(adam);
+  list.push_back(lbfgs);
+  return list;
+}
+
+}  // namespace
+
+ProblemFacts problem_facts(const solvers::ProblemSpec& spec) {
+  ProblemFacts f;
+  const equations::Context& ctx = spec.math.context;
+  const auto& names = ctx.coordinate_names();
+  const geometry::Bounds b = spec.math.domain->bounds();
+  for (int a = 0; a < b.dim(); ++a) f.extents.push_back(b.hi[a] - b.lo[a]);
+  const int ti = ctx.time_index();
+  f.time = ti >= 0;
+  if (f.time) {
+    f.t0 = b.lo[ti];
+    f.t1 = b.hi[ti];
+  }
+  for (int s : ctx.spatial()) f.spatial.push_back(names[s]);
+  f.spatial_dims = static_cast<int>(f.spatial.size());
+  std::vector<equations::Equation> eqs;
+  for (const std::string& e : spec.math.equations) eqs.push_back(equations::parse(e, ctx));
+  const equations::Needs needs = equations::analyze(eqs, ctx);
+  f.max_order = needs.max_order;
+  if (f.time)
+    for (const auto& [field, n] : needs.fields)
+      for (const auto& mi : n.partials)
+        if (static_cast<std::size_t>(ti) < mi.size()) f.time_order = std::max(f.time_order, mi[ti]);
+  for (const solvers::Condition& c : spec.math.conditions)
+    if (c.kind == solvers::Condition::Kind::periodic) {
+      const auto it = std::find(names.begin(), names.end(), c.coordinate);
+      if (it == names.end()) continue;
+      const auto a = static_cast<std::size_t>(it - names.begin());
+      const bool seen = std::any_of(f.periodic.begin(), f.periodic.end(),
+                                    [&](const auto& p) { return p.first == c.coordinate; });
+      if (!seen) f.periodic.emplace_back(c.coordinate, f.extents[a]);
+    }
+  f.loss_terms = static_cast<int>(spec.math.equations.size() + spec.math.conditions.size());
+  return f;
+}
+
+std::string Recipe::describe() const {
+  std::string s = "recipe auto: " + facts;
+  for (const auto& [key, value] : chosen) s += "\n  chose " + key + ": " + value;
+  if (!kept.empty()) {
+    s += "\n  kept from the config:";
+    for (std::size_t i = 0; i < kept.size(); ++i) s += (i ? ", " : " ") + kept[i];
+  }
+  return s;
+}
+
+bool wants_recipe(const YAML::Node& raw) {
+  if (!raw || !raw.IsMap()) return true;
+  const YAML::Node solver = raw["solver"];
+  if (given(solver, "type") && solver["type"].IsScalar() && solver["type"].Scalar() != "pinn")
+    return false;
+  if (!given(raw, "training")) return true;
+  const YAML::Node t = raw["training"];
+  if (!t.IsMap()) return false;  // the schema says what is wrong with it
+  if (given(t, "recipe")) return t["recipe"].IsScalar() && t["recipe"].Scalar() == "auto";
+  return !given(t, "stages");
+}
+
+Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
+  Recipe r;
+  r.applied = true;
+  // The facts, as the log says them.
+  {
+    std::ostringstream s;
+    s << (f.time ? "time-dependent (t in [" + number(f.t0) + ", " + number(f.t1) + "])"
+                 : std::string("steady"));
+    s << ", " << f.spatial_dims << " spatial dimension" << (f.spatial_dims == 1 ? "" : "s");
+    s << ", derivatives to order " << f.max_order;
+    if (f.time) s << " (" << f.time_order << " in time)";
+    for (std::size_t i = 0; i < f.periodic.size(); ++i)
+      s << (i ? ", " : ", periodic in ") << f.periodic[i].first;
+    s << ", " << f.loss_terms << " loss term" << (f.loss_terms == 1 ? "" : "s");
+    r.facts = s.str();
+  }
+  const int dims = f.spatial_dims + (f.time ? 1 : 0);
+
+  // The network: a whole section or nothing (a width chosen for one architecture does not fit
+  // another). Time-dependent problems get the modified MLP (Wang, Teng & Perdikaris 2021), which
+  // the causal-training guide uses; periodic coordinates become exactly periodic inputs (the
+  // periodic conditions then hold by construction).
+  const bool decomposed_network =
+      given(raw, "decomposition") && given(raw["decomposition"], "network");
+  if (given(raw, "network") || decomposed_network) {
+    r.kept.push_back(decomposed_network ? "decomposition.network" : "network");
+  } else {
+    YAML::Node net;
+    net["architecture"] = f.time ? "modified_mlp" : "mlp";
+    YAML::Node hidden(YAML::NodeType::Sequence);
+    for (int i = 0; i < 4; ++i) hidden.push_back(64);
+    net["hidden"] = hidden;
+    net["hidden"].SetStyle(YAML::EmitterStyle::Flow);
+    net["activation"] = "tanh";
+    if (!f.periodic.empty()) {
+      YAML::Node periodic(YAML::NodeType::Sequence);
+      for (const auto& [coordinate, period] : f.periodic) {
+        YAML::Node p;
+        p["coordinate"] = coordinate;
+        p["period"] = number(period);
+        periodic.push_back(p);
+      }
+      net["periodic"] = periodic;
+    }
+    raw["network"] = net;
+    r.chosen.emplace_back("network", flow(net));
+  }
+
+  // Sampling, key by key: more points with more dimensions, drawn again every 500 steps; with
+  // time, 32 time chunks for causal weighting (Wang, Sankaran & Perdikaris 2022).
+  YAML::Node sampling = given(raw, "sampling") ? raw["sampling"] : YAML::Node(YAML::NodeType::Map);
+  const auto fill = [&r](YAML::Node& section, const std::string& path, const std::string& key,
+                         const YAML::Node& value) {
+    if (given(section, key)) {
+      r.kept.push_back(path + key);
+      return;
+    }
+    section[key] = value;
+    r.chosen.emplace_back(path + key, flow(value));
+  };
+  const int interior = std::min(16384, 2048 << std::max(0, dims - 1));
+  fill(sampling, "sampling.", "interior_points", YAML::Node(interior));
+  fill(sampling, "sampling.", "method", YAML::Node(f.time ? "random" : "sobol"));
+  fill(sampling, "sampling.", "resample_every", YAML::Node(500));
+  if (f.time) fill(sampling, "sampling.", "time_chunks", YAML::Node(32));
+  raw["sampling"] = sampling;
+
+  // Training: the stages when the config has none, then the weighting key by key.
+  YAML::Node training = given(raw, "training") ? raw["training"] : YAML::Node(YAML::NodeType::Map);
+  training["recipe"] = "auto";
+  if (given(training, "stages")) {
+    r.kept.push_back("training.stages");
+  } else {
+    const YAML::Node s = stages(f.time ? 20000 : 10000);
+    training["stages"] = s;
+    r.chosen.emplace_back("training.stages", flow(s));
+  }
+  YAML::Node weighting =
+      given(training, "weighting") ? training["weighting"] : YAML::Node(YAML::NodeType::Map);
+  // Grad-norm balancing (Wang et al. 2023) when there is more than one term to balance.
+  if (f.loss_terms > 1) {
+    fill(weighting, "training.weighting.", "kind", YAML::Node("gradnorm"));
+    fill(weighting, "training.weighting.", "every", YAML::Node(1000));
+  }
+  if (f.time) fill(weighting, "training.weighting.", "causal_epsilon", YAML::Node("1.0"));
+  if (weighting.size() > 0) training["weighting"] = weighting;
+  raw["training"] = training;
+  return r;
+}
+
+}  // namespace jetpde::io

@@ -1,0 +1,159 @@
+// The default recipe (io/recipe.h): when it applies, what it chooses from the problem, what of the
+// config it keeps, and that the run folder's config.yaml runs the same run again.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "io/config.h"
+#include "tests/support/user_error.h"
+
+namespace jetpde::io {
+namespace {
+
+using jetpde::testing::expect_user_error;
+
+// Burgers on a periodic interval: time, order 2, one periodic coordinate, three loss terms.
+const std::string kPeriodic = R"(name: p
+geometry: {type: interval, min: [0], max: [6.5], time: [0, 2]}
+constants: {nu: 0.01}
+equations:
+  - expression: u_t + u*u_x - nu*u_xx
+conditions:
+  - {kind: initial_value, value: sin(x)}
+  - {kind: periodic, coordinate: x}
+)";
+
+// A steady problem in two dimensions with one condition.
+const std::string kSteady = R"(name: s
+geometry: {type: rectangle, min: [0, 0], max: [1, 1]}
+equations:
+  - expression: u_xx + u_yy + 1
+conditions:
+  - {kind: dirichlet}
+)";
+
+RunConfig from(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return run_config_from_text(text, "test.yaml", "", overrides);
+}
+
+bool chose(const Recipe& r, const std::string& key) {
+  return std::any_of(r.chosen.begin(), r.chosen.end(),
+                     [&](const auto& c) { return c.first == key; });
+}
+
+TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork) {
+  const RunConfig c = from(kPeriodic);
+  ASSERT_TRUE(c.recipe.applied);
+  EXPECT_EQ(c.recipe.facts,
+            "time-dependent (t in [0, 2]), 1 spatial dimension, derivatives to order 2 (1 in "
+            "time), periodic in x, 3 loss terms");
+  const nn::NetworkSpec& net = c.spec.pinn.network;
+  EXPECT_EQ(net.architecture, nn::Architecture::modified_mlp);
+  EXPECT_EQ(net.hidden, (std::vector<int>{64, 64, 64, 64}));
+  ASSERT_EQ(net.periodic.size(), 1u);
+  EXPECT_EQ(net.periodic[0].column, 0);
+  EXPECT_DOUBLE_EQ(net.periodic[0].period, 6.5);  // the box's extent, not 2 pi
+  EXPECT_EQ(c.spec.pinn.time_chunks, 32);
+  EXPECT_EQ(c.spec.pinn.interior_points, 4096);
+  EXPECT_EQ(c.resample_every, 500);
+  EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 1.0);
+  EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::gradnorm);
+  ASSERT_EQ(c.stages.size(), 2u);
+  EXPECT_EQ(c.stages[0].optimizer, "adam");
+  EXPECT_EQ(c.stages[0].steps, 20000);
+  EXPECT_EQ(c.stages[1].optimizer, "lbfgs");
+  EXPECT_EQ(c.resolved["training"]["recipe"].as<std::string>(), "auto");
+  const std::string text = c.recipe.describe();
+  EXPECT_NE(text.find("chose sampling.time_chunks: 32"), std::string::npos) << text;
+  EXPECT_EQ(text.find("kept from the config"), std::string::npos) << text;
+}
+
+TEST(Recipe, ASteadyProblemGetsSobolPointsAndNoTimeChunks) {
+  const RunConfig c = from(kSteady);
+  ASSERT_TRUE(c.recipe.applied);
+  EXPECT_EQ(c.recipe.facts, "steady, 2 spatial dimensions, derivatives to order 2, 2 loss terms");
+  EXPECT_EQ(c.spec.pinn.network.architecture, nn::Architecture::mlp);
+  EXPECT_TRUE(c.spec.pinn.network.periodic.empty());
+  EXPECT_EQ(c.spec.pinn.time_chunks, 1);
+  EXPECT_EQ(c.spec.pinn.interior_points, 4096);  // 2048 x 2 for two coordinates
+  EXPECT_EQ(c.stages.at(0).steps, 10000);
+  EXPECT_FALSE(chose(c.recipe, "training.weighting.causal_epsilon"));
+  EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 0.0);
+  // One loss term (the condition built in) has nothing to balance.
+  const RunConfig one = from(R"(geometry: {type: rectangle, min: [0, 0], max: [1, 1]}
+equations: [{expression: u_xx + u_yy + 1}]
+hard_constraints: [{field: u, value: 0}]
+)");
+  ASSERT_TRUE(one.recipe.applied);
+  EXPECT_FALSE(chose(one.recipe, "training.weighting.kind"));
+  EXPECT_EQ(one.weighting.kind, solvers::Weighting::Kind::fixed);
+}
+
+TEST(Recipe, WhatTheConfigGivesIsKept) {
+  // A network section is kept whole; sampling and weighting keys one by one; max_time alone
+  // does not turn the recipe off.
+  const RunConfig c = from(kPeriodic + R"(network: {hidden: [8, 8]}
+sampling: {interior_points: 640}
+training: {max_time: 60, weighting: {kind: annealing}}
+)");
+  ASSERT_TRUE(c.recipe.applied);
+  EXPECT_EQ(c.spec.pinn.network.hidden, (std::vector<int>{8, 8}));
+  EXPECT_EQ(c.spec.pinn.network.architecture, nn::Architecture::mlp);
+  EXPECT_TRUE(c.spec.pinn.network.periodic.empty());
+  EXPECT_EQ(c.spec.pinn.interior_points, 640);
+  EXPECT_EQ(c.spec.pinn.time_chunks, 32);
+  EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::annealing);
+  EXPECT_EQ(c.weighting.every, 1000);
+  EXPECT_DOUBLE_EQ(c.max_time, 60);
+  EXPECT_EQ(c.recipe.kept, (std::vector<std::string>{"network", "sampling.interior_points",
+                                                     "training.weighting.kind"}));
+  EXPECT_NE(c.recipe.describe().find(
+                "kept from the config: network, sampling.interior_points, training.weighting.kind"),
+            std::string::npos);
+  // recipe: auto with stages: the stages are the config's, the rest is chosen.
+  const RunConfig staged = from(kPeriodic + R"(training:
+  recipe: auto
+  stages: [{optimizer: adam, steps: 7}]
+)");
+  ASSERT_TRUE(staged.recipe.applied);
+  ASSERT_EQ(staged.stages.size(), 1u);
+  EXPECT_EQ(staged.stages[0].steps, 7);
+  EXPECT_EQ(staged.spec.pinn.time_chunks, 32);
+}
+
+TEST(Recipe, StagesOrRecipeNoneOrAClassicalSolverTurnItOff) {
+  const RunConfig staged = from(kPeriodic + "training: {stages: [{optimizer: adam, steps: 7}]}\n");
+  EXPECT_FALSE(staged.recipe.applied);
+  EXPECT_EQ(staged.spec.pinn.time_chunks, 1);
+  EXPECT_EQ(staged.resolved["training"]["recipe"].as<std::string>(), "none");
+  const RunConfig none = from(kPeriodic + "training: {recipe: none}\n");
+  EXPECT_FALSE(none.recipe.applied);
+  ASSERT_EQ(none.stages.size(), 1u);  // the schema's default stage
+  EXPECT_EQ(none.spec.pinn.network.architecture, nn::Architecture::mlp);
+  const RunConfig classical = from(kSteady + "solver: {type: petsc}\n");
+  EXPECT_FALSE(classical.recipe.applied);
+  expect_user_error([] { from(kPeriodic + "training: {recipe: automatic}\n"); },
+                    "test.yaml:9:20: training.recipe: 'automatic' is not one of none, auto");
+}
+
+TEST(Recipe, TheResolvedConfigRunsTheSameRunAgain) {
+  // config.yaml (the resolved config) holds every choice as a plain key: read again, the recipe
+  // finds nothing left to choose and the resolved config is the same.
+  const RunConfig first = from(kPeriodic);
+  const RunConfig again = from(YAML::Dump(first.resolved));
+  EXPECT_TRUE(again.recipe.applied);
+  EXPECT_TRUE(again.recipe.chosen.empty());
+  EXPECT_EQ(YAML::Dump(again.resolved), YAML::Dump(first.resolved));
+  EXPECT_EQ(again.spec.pinn.network.periodic.size(), 1u);
+  EXPECT_EQ(again.stages.size(), first.stages.size());
+}
+
+TEST(Recipe, AProblemErrorIsReportedOnceWithItsPlace) {
+  // The first reading (for the facts) reports the config's errors with their lines.
+  expect_user_error([] { from(kPeriodic + "definitions: {f: sin(}\n"); },
+                    "test.yaml:9:15: definitions.f: in the definition of 'f' = 'sin(': column 5: "
+                    "expected an expression, found the end\n  sin(\n      ^");
+}
+
+}  // namespace
+}  // namespace jetpde::io
