@@ -37,6 +37,8 @@ def test_declared_keywords_are_accepted():
     assert jetpde.LBFGS(steps=5, history=7, max_evaluations=9).to_dict() == {
         "optimizer": "lbfgs", "steps": 5, "history": 7, "max_evaluations": 9}
     assert jetpde.Adam(schedule="cosine", min_learning_rate=1e-5).to_dict()["schedule"] == "cosine"
+    assert jetpde.LBFGS(steps=5, precision="fp64").to_dict() == {
+        "optimizer": "lbfgs", "steps": 5, "precision": "fp64"}
     assert jetpde.Network(hidden=[4], init="he_normal", fourier_features=8).to_dict()["init"] == \
         "he_normal"
     assert jetpde.Robin(1, alpha=2, beta=3, on="left", points=16).to_dict()["points"] == 16
