@@ -113,6 +113,33 @@ TEST(PrecisionStage, AnObjectiveSwitchedToFp64IsAnFp64Objective) {
   EXPECT_EQ(obj.evaluate(theta), oracle.evaluate(theta));
 }
 
+// The CUDA backend renders f64 kernels and runs DGEMMs: an objective on the GPU switched to fp64
+// agrees with the CPU's fp64 objective to f64 rounding (skipped, saying why, without a GPU).
+TEST(PrecisionStage, OnCudaTheFp64StepIsF64) {
+  compiler::CompileOptions cuda = options(PrecisionPolicy::fp32);
+  cuda.backend = compiler::Backend::cuda;
+  cuda.strict = true;
+  std::string why;
+  if (!compiler::backend_can_run(compiler::Backend::cuda, cuda, &why)) GTEST_SKIP() << why;
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), cuda);
+  Objective cpu = p.objective(PrecisionPolicy::fp64);
+  obj.set_inputs(p.inputs());
+  cpu.set_inputs(p.inputs());
+  const Eigen::VectorXd theta = obj.layout().flatten(p.net.init(3));
+  Eigen::VectorXd g32, g64, want;
+  const double f32 = obj.evaluate(theta, &g32);
+  obj.use_precision(PrecisionPolicy::fp64);
+  EXPECT_EQ(obj.executable().backend(), compiler::Backend::cuda);
+  EXPECT_EQ(parameter_dtype(obj), DType::f64);
+  const double f64 = obj.evaluate(theta, &g64);
+  const double reference = cpu.evaluate(theta, &want);
+  EXPECT_NEAR(f64, reference, 1e-12 * reference);
+  EXPECT_LE((g64 - want).norm(), 1e-10 * want.norm());
+  EXPECT_GT((g32 - want).norm(), (g64 - want).norm());  // f32 rounds more
+  EXPECT_NEAR(f32, reference, 1e-4 * reference);
+}
+
 // L-BFGS in f32 with no tolerances stops where f32 can no longer change the loss (its line search
 // finds no decrease); the same stage once more in fp64 from there goes much further, and once more
 // in f32 (a fresh history) does not. The callback sees each stage's step compiled in its own
