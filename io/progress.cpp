@@ -135,8 +135,12 @@ void Progress::track(const solvers::StepInfo& info) {
 }
 
 std::vector<std::string> Progress::pieces(const solvers::StepInfo& info) const {
+  // A stage in a precision of its own says so: "[polish fp64]".
+  std::string stage = info.stage;
+  if (stage_ < stages_.size() && stages_[stage_].precision)
+    stage += " " + compiler::precision_name(*stages_[stage_].precision);
   std::vector<std::string> out{"step " + std::to_string(info.step) + "/" + std::to_string(total_) +
-                               " [" + info.stage + "] loss " + sci(info.loss)};
+                               " [" + stage + "] loss " + sci(info.loss)};
   for (std::size_t k = 0; k < slots_.size() && k < info.slot_losses.size(); ++k)
     out.push_back(std::string(k == 0 ? "(" : "") + slots_[k] + " " + sci(info.slot_losses[k]) +
                   (k + 1 == slots_.size() ? ")" : ""));

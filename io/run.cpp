@@ -85,6 +85,19 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
                           {"values_sent", r.values_sent}};
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
+  // Each stage with the precision its step ran in (a stage without its own: the run's). A
+  // classical solve (`solver`) has no stages.
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  if (!solver)
+    for (const solvers::Stage& stage : c.stages)
+      stages.push_back(
+          {{"name", stage.name},
+           {"optimizer", stage.optimizer},
+           {"steps", stage.steps},
+           {"precision", stage.precision
+                             ? compiler::precision_name(compiler::resolve_auto(*stage.precision))
+                             : s.precision()}});
+  j["stages"] = stages;
   j["files"] = r.files;
   if (c.recipe.applied) {
     nlohmann::ordered_json chosen = nlohmann::ordered_json::object();

@@ -54,7 +54,7 @@ Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
       slot_losses.push_back(mean_all(square(slice_rows(term.residual, c * rows, rows))));
     }
   }
-  std::vector<Var> outputs;
+  std::vector<Var>& outputs = step_outputs_;
   Var total;
   for (std::size_t k = 0; k < slot_losses.size(); ++k) {
     const Var w = graph->input(weight_name(k), {1, 1}, slot_losses[k].dtype());
@@ -63,7 +63,9 @@ Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
   outputs.push_back(total);
   outputs.insert(outputs.end(), slot_losses.begin(), slot_losses.end());
   for (const Var& g : grad(total, params_)) outputs.push_back(g);
-  step_ = std::make_unique<compiler::Executable>(outputs, options_);
+  precision_ = options_.pipeline.precision;
+  current_ = &compiled_[precision_];
+  current_->step = std::make_unique<compiler::Executable>(outputs, options_);
   // Each rank's share of every term's rows (the rows of all ranks together: one allreduce).
   std::vector<double> rows;
   for (const LossTerm& term : terms_)
@@ -78,14 +80,35 @@ Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
 
 Objective::~Objective() = default;
 
-const compiler::Executable& Objective::executable() const { return *step_; }
+const compiler::Executable& Objective::executable() const { return *current_->step; }
+
+compiler::CompileOptions Objective::options_for(compiler::PrecisionPolicy precision) const {
+  compiler::CompileOptions o = options_;
+  o.pipeline.precision = precision;
+  return o;
+}
+
+void Objective::use_precision(compiler::PrecisionPolicy precision) {
+  if (precision == precision_) return;
+  Compiled& c = compiled_[precision];
+  if (!c.step)
+    c.step = std::make_unique<compiler::Executable>(step_outputs_, options_for(precision));
+  // Only the current set is kept bound (set_inputs, set_weights): this one gets what was bound
+  // while another was current. Probes are set at every ntk_traces call, parameters at every run.
+  for (compiler::Executable* exe : {c.step.get(), c.term_gradients.get(), c.probes.get()})
+    if (exe)
+      for (const auto& [name, value] : inputs_) exe->set(name, value);
+  precision_ = precision;
+  current_ = &c;
+  bind_weights();
+}
 
 void Objective::set_inputs(const Bindings& inputs) {
   for (const auto& [name, value] : inputs) {
     inputs_[name] = value;
-    step_->set(name, value);
-    if (term_gradients_) term_gradients_->set(name, value);
-    if (probes_) probes_->set(name, value);
+    current_->step->set(name, value);
+    if (current_->term_gradients) current_->term_gradients->set(name, value);
+    if (current_->probes) current_->probes->set(name, value);
   }
 }
 
@@ -101,9 +124,13 @@ void Objective::set_weights(const std::vector<double>& weights) {
     throw UserError("objective: " + std::to_string(weights.size()) + " weights for " +
                     std::to_string(weights_.size()) + " loss slots");
   weights_ = weights;
+  bind_weights();
+}
+
+void Objective::bind_weights() {
   // This rank's part of the weighted sum: its share of the slot's rows (1 when serial).
   for (std::size_t k = 0; k < weights_.size(); ++k)
-    step_->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k] * share(k)));
+    current_->step->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k] * share(k)));
 }
 
 void Objective::bind(compiler::Executable& exe, const Eigen::VectorXd& theta) {
@@ -128,12 +155,12 @@ void Objective::sum_over_ranks(std::span<double> values) const {
 }
 
 double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
-  bind(*step_, theta);
-  step_->run();
-  for (std::size_t k = 0; k < slot_losses_.size(); ++k)
-    slot_losses_[k] = step_->output(1 + k)(0, 0);
-  if (gradient) *gradient = gradient_from(*step_, 1 + slot_losses_.size());
-  double loss = step_->output(0)(0, 0);
+  compiler::Executable& step = *current_->step;
+  bind(step, theta);
+  step.run();
+  for (std::size_t k = 0; k < slot_losses_.size(); ++k) slot_losses_[k] = step.output(1 + k)(0, 0);
+  if (gradient) *gradient = gradient_from(step, 1 + slot_losses_.size());
+  double loss = step.output(0)(0, 0);
   // The one place where the ranks' losses and gradients meet: one message with the loss, the
   // slot losses and the gradient, each rank's part weighted by its share of the rows, summed.
   // Every rank then holds the same numbers, so every optimizer (a line search too) takes the
@@ -180,18 +207,19 @@ void Objective::synchronize(Eigen::VectorXd& theta) const {
 }
 
 std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& theta) {
-  if (!term_gradients_) {
-    std::vector<Var> outputs;
+  if (term_gradient_outputs_.empty())
     for (const Var& loss : term_losses_)
-      for (const Var& g : grad(loss, params_)) outputs.push_back(g);
-    term_gradients_ = std::make_unique<compiler::Executable>(outputs, options_);
-    for (const auto& [name, value] : inputs_) term_gradients_->set(name, value);
+      for (const Var& g : grad(loss, params_)) term_gradient_outputs_.push_back(g);
+  std::unique_ptr<compiler::Executable>& exe = current_->term_gradients;
+  if (!exe) {
+    exe = std::make_unique<compiler::Executable>(term_gradient_outputs_, options_for(precision_));
+    for (const auto& [name, value] : inputs_) exe->set(name, value);
   }
-  bind(*term_gradients_, theta);
-  term_gradients_->run();
+  bind(*exe, theta);
+  exe->run();
   std::vector<Eigen::VectorXd> out;
   for (std::size_t t = 0; t < terms_.size(); ++t) {
-    out.push_back(gradient_from(*term_gradients_, t * params_.size()));
+    out.push_back(gradient_from(*exe, t * params_.size()));
     if (communicator_->size() > 1) out.back() *= term_share_[t];
   }
   if (communicator_->size() > 1) {  // one message for all terms
@@ -210,17 +238,19 @@ std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& th
 std::vector<double> Objective::ntk_traces(const Eigen::VectorXd& theta, int probes,
                                           std::uint64_t seed) {
   if (probes < 1) throw UserError("objective: ntk_traces needs at least one probe");
-  if (!probes_) {
-    std::vector<Var> outputs;
+  // The probe inputs join the graph once, whatever the precisions compiled from it.
+  if (probe_outputs_.empty())
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       const Var r = terms_[t].residual;
       const Var v = r.graph->input(probe_name(t), r.shape(), r.dtype());
-      for (const Var& g : grad(sum_all(v * r), params_)) outputs.push_back(g);
+      for (const Var& g : grad(sum_all(v * r), params_)) probe_outputs_.push_back(g);
     }
-    probes_ = std::make_unique<compiler::Executable>(outputs, options_);
-    for (const auto& [name, value] : inputs_) probes_->set(name, value);
+  std::unique_ptr<compiler::Executable>& exe = current_->probes;
+  if (!exe) {
+    exe = std::make_unique<compiler::Executable>(probe_outputs_, options_for(precision_));
+    for (const auto& [name, value] : inputs_) exe->set(name, value);
   }
-  bind(*probes_, theta);
+  bind(*exe, theta);
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution coin(0.5);
   std::vector<double> traces(terms_.size(), 0.0);
@@ -229,12 +259,12 @@ std::vector<double> Objective::ntk_traces(const Eigen::VectorXd& theta, int prob
       const Shape s = terms_[t].residual.shape();
       MatrixD v(s.rows, s.cols);
       for (auto& x : v.reshaped()) x = coin(rng) ? 1.0 : -1.0;
-      probes_->set(probe_name(t), v);
+      exe->set(probe_name(t), v);
     }
-    probes_->run();
+    exe->run();
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       const double n = static_cast<double>(terms_[t].residual.shape().size());
-      traces[t] += gradient_from(*probes_, t * params_.size()).squaredNorm() / n / probes;
+      traces[t] += gradient_from(*exe, t * params_.size()).squaredNorm() / n / probes;
     }
   }
   // tr(J J^T) / n over all ranks' rows is the share-weighted sum of the ranks' values.

@@ -13,6 +13,15 @@
 // slabs). Two more compiled steps are built on first use: per-term gradients (learning-rate
 // annealing) and Hutchinson probes of the per-term NTK traces (NTK weighting).
 //
+// The step runs in the precision of the compile options (the run's) until use_precision() asks
+// for another: the same graph is then compiled again with that policy on first use and kept, one
+// set of executables per precision (the step, and the term-gradient and NTK programs once asked
+// for), so that a stage in fp64 after stages in fp32 (an L-BFGS polish where f32 no longer
+// changes the loss) costs one compilation, and switching back costs none. What is bound (inputs,
+// weights) follows into whichever set is current; theta is double throughout and bound at every
+// evaluation, so the parameters pass between precisions unrounded except by the f32 arithmetic
+// itself.
+//
 // With several ranks (a Communicator of size > 1) each rank binds its own share of every term's
 // rows, and evaluate() is the one place where the ranks meet: each rank weights its slots by its
 // share of their rows (rows here / rows of all ranks, known at construction), and one
@@ -29,6 +38,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,6 +47,7 @@
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
 #include "compiler/executable.h"
+#include "compiler/passes.h"
 #include "nn/parameters.h"
 #include "solvers/communicator.h"
 #include "solvers/exchange.h"
@@ -87,8 +98,17 @@ class Objective {
   // vectors v of |J^T v|^2 / n (Hutchinson; unbiased).
   std::vector<double> ntk_traces(const Eigen::VectorXd& theta, int probes, std::uint64_t seed);
 
+  // The precision evaluate(), term_gradients() and ntk_traces() run in: the compile options'
+  // (run_precision()) until use_precision() picks another. Switching to a precision for the first
+  // time compiles the step for it (the term-gradient and NTK programs follow on their first use
+  // there) and binds everything bound so far; switching back reuses what was compiled.
+  void use_precision(compiler::PrecisionPolicy precision);
+  compiler::PrecisionPolicy precision() const { return precision_; }
+  compiler::PrecisionPolicy run_precision() const { return options_.pipeline.precision; }
+
   const nn::ParameterLayout& layout() const { return layout_; }
   const std::vector<Var>& params() const { return params_; }
+  // The current precision's step (its program, memory plan and backend).
   const compiler::Executable& executable() const;
   const Communicator& communicator() const { return *communicator_; }
 
@@ -103,6 +123,13 @@ class Objective {
   void synchronize(Eigen::VectorXd& theta) const;
 
  private:
+  // The executables of one precision; term_gradients and probes built on first use.
+  struct Compiled {
+    std::unique_ptr<compiler::Executable> step, term_gradients, probes;
+  };
+  compiler::CompileOptions options_for(compiler::PrecisionPolicy precision) const;
+  // Binds the weights (times this rank's shares) into the current step.
+  void bind_weights();
   void bind(compiler::Executable& exe, const Eigen::VectorXd& theta);
   Eigen::VectorXd gradient_from(const compiler::Executable& exe, std::size_t first) const;
   // This rank's share of slot `slot`'s rows (1 serial).
@@ -121,7 +148,12 @@ class Objective {
   std::vector<double> term_share_;  // per term: this rank's rows / all ranks' rows
   Bindings inputs_;
   std::vector<Var> term_losses_;  // per term, unweighted
-  std::unique_ptr<compiler::Executable> step_, term_gradients_, probes_;
+  // The graphs' outputs, built once (each precision compiles the same nodes): the step's, and
+  // the term-gradient and NTK programs' (empty until first asked for).
+  std::vector<Var> step_outputs_, term_gradient_outputs_, probe_outputs_;
+  std::map<compiler::PrecisionPolicy, Compiled> compiled_;  // by precision
+  compiler::PrecisionPolicy precision_;
+  Compiled* current_ = nullptr;  // compiled_[precision_] (std::map: the address is stable)
   std::unique_ptr<ParameterExchange> exchange_;
   bool exchanging_ = false;
 };

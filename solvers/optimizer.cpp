@@ -124,17 +124,29 @@ std::vector<options::KeyPtr> common_stage_keys() {
       at_least(1, key("steps", T::integer, "1000", "Adam or SOAP updates, or L-BFGS iterations."))};
 }
 
+// Last, after the kind's keys: a key every stage has but few set.
+options::KeyPtr stage_precision_key() {
+  return options::choice("precision", compiler::precision_names(), "",
+                         "Arithmetic of this stage's compiled step (default: the run's "
+                         "`precision`); `fp64` on an L-BFGS stage after f32 ones polishes "
+                         "where f32 can no longer lower the loss.");
+}
+
 }  // namespace
 
 std::vector<options::KeyPtr> stage_keys() {
   std::vector<options::KeyPtr> out = common_stage_keys();
   for (const std::string& name : optimizer_names())
     out = options::merged(std::move(out), optimizer_kind(name).keys);
+  out.push_back(stage_precision_key());
   return out;
 }
 
 std::vector<options::KeyPtr> stage_keys(const std::string& optimizer) {
-  return options::merged(common_stage_keys(), optimizer_kind(optimizer).keys);
+  std::vector<options::KeyPtr> out =
+      options::merged(common_stage_keys(), optimizer_kind(optimizer).keys);
+  out.push_back(stage_precision_key());
+  return out;
 }
 
 Stage stage_from_values(const options::Values& values) {
@@ -146,6 +158,8 @@ Stage stage_from_values(const options::Values& values) {
     stage.name = options::as<std::string>(it->second);
   if (const auto it = values.find("steps"); it != values.end())
     stage.steps = options::as<int>(it->second);
+  if (const auto it = values.find("precision"); it != values.end())
+    stage.precision = compiler::precision_names().from_name(options::as<std::string>(it->second));
   const OptimizerKind& kind = optimizer_kind(stage.optimizer);
   if (kind.read_options) stage.options = kind.read_options(stage, values);
   return stage;

@@ -39,12 +39,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "autodiff/options.h"
 #include "autodiff/primitive.h"
+#include "compiler/passes.h"
 #include "nn/parameters.h"
 
 namespace jetpde::solvers {
@@ -57,6 +59,10 @@ struct Stage {
   // The optimizer's options, of the type its kind takes (nn::AdamOptions for adam and adamw,
   // nn::LbfgsOptions for lbfgs, nn::SoapOptions for soap); empty: that type's defaults.
   std::any options;
+  // The arithmetic of the compiled step in this stage (Objective::use_precision); empty: the
+  // run's (the objective's compile options). fp64 after an f32 L-BFGS stage that stopped because
+  // f32 no longer changed the loss polishes the same parameters further.
+  std::optional<compiler::PrecisionPolicy> precision;
 
   // The options as T: the defaults when empty; UserError naming the stage when they are of
   // another type.
@@ -137,9 +143,10 @@ const OptimizerKind& optimizer_kind(const std::string& name);
 std::vector<std::string> optimizer_names();  // sorted
 
 // The keys of a stage (training.stages[]): name, optimizer (the registered names), steps, then the
-// keys of every kind in name order (a key that two kinds share, such as adam's and adamw's, once).
+// keys of every kind in name order (a key that two kinds share, such as adam's and adamw's, once),
+// then precision (Stage::precision; absent: the run's).
 std::vector<options::KeyPtr> stage_keys();
-// name, optimizer and steps, then the keys of that kind only (what jetpde.Adam(...) accepts).
+// name, optimizer and steps, the keys of that kind only, precision (what jetpde.Adam(...) accepts).
 // UserError for an unknown optimizer.
 std::vector<options::KeyPtr> stage_keys(const std::string& optimizer);
 // The stage that `values` (of stage_keys(), defaults filled in) describe: its kind's read_options

@@ -308,6 +308,9 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
                         int& step, TrainResult& result) {
   const Stage& stage = stages_[si];
   const bool final_stage = si + 1 == stages_.size();
+  // The stage's arithmetic (config, not state: a stage resumed into switches the same way), set
+  // before anything is bound for the stage so that its weights land in that step.
+  objective_.use_precision(stage.precision.value_or(objective_.run_precision()));
   const std::unique_ptr<Optimizer> optimizer = make_optimizer(stage, objective_.layout());
   if (start) optimizer->restore(start->optimizer);
   // A line search needs one objective: no resampling and no weight updates in its stage, the
@@ -408,8 +411,9 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     }
   }
   end_exchange();
-  endings_ +=
-      (endings_.empty() ? "" : "; ") + stage.name + ": " + optimizer->ending(stage.steps, loss);
+  endings_ += (endings_.empty() ? "" : "; ") + stage.name +
+              (stage.precision ? " (" + compiler::precision_name(*stage.precision) + ")" : "") +
+              ": " + optimizer->ending(stage.steps, loss);
   result.loss = loss;
   return true;
 }
@@ -417,6 +421,13 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
 TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   if (stop_.target_error > 0 && !validation_)
     throw UserError("trainer: a target error needs a validation (validate_every)");
+  // Whatever happens in the stages (an early stop, an error), the objective is left in the run's
+  // precision: what evaluates it after training (losses, later training) gets what it was
+  // built with.
+  struct RunPrecision {
+    Objective& objective;
+    ~RunPrecision() { objective.use_precision(objective.run_precision()); }
+  } run_precision{objective_};
   started_ = now_seconds();
   run_offset_ = resume ? resume->seconds : 0.0;
   history_.clear();

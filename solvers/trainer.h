@@ -17,6 +17,10 @@
 // updated; then the optimizer takes one step (however many evaluations that needs); then come
 // the history, validation, the callback, the stop conditions and the checkpoint. A stage ends
 // after its steps, or earlier when its optimizer ends it (L-BFGS converged).
+// A stage with a precision of its own (Stage::precision) switches the objective to it before its
+// first step (Objective::use_precision; a stage resumed into too: the precision is the stage's
+// config, not state), and its ending in the message says so ("polish (fp64): ..."); train()
+// leaves the objective in the run's precision, however it returns.
 //
 // Loss weights, per term (LossTerm order), updated every `every` steps and held fixed in
 // line-search stages:

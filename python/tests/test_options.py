@@ -20,7 +20,7 @@ def test_declarations_are_exposed():
     assert activation[4] == ["tanh", "sin", "silu", "sigmoid", "softplus"]
     assert names(_jetpde.optimizer_keys("lbfgs")) == [
         "name", "optimizer", "steps", "history", "gradient_tolerance", "function_tolerance",
-        "max_evaluations"]
+        "max_evaluations", "precision"]
     assert "learning_rate" in names(_jetpde.optimizer_keys("adamw"))
     assert _jetpde.optimizer_names() == sorted(_jetpde.optimizer_names())
     kind = _jetpde.option_keys("conditions[]")[0]
@@ -37,6 +37,8 @@ def test_declared_keywords_are_accepted():
     assert jetpde.LBFGS(steps=5, history=7, max_evaluations=9).to_dict() == {
         "optimizer": "lbfgs", "steps": 5, "history": 7, "max_evaluations": 9}
     assert jetpde.Adam(schedule="cosine", min_learning_rate=1e-5).to_dict()["schedule"] == "cosine"
+    assert jetpde.LBFGS(steps=5, precision="fp64").to_dict() == {
+        "optimizer": "lbfgs", "steps": 5, "precision": "fp64"}
     assert jetpde.Network(hidden=[4], init="he_normal", fourier_features=8).to_dict()["init"] == \
         "he_normal"
     assert jetpde.Robin(1, alpha=2, beta=3, on="left", points=16).to_dict()["points"] == 16

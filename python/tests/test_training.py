@@ -1,5 +1,6 @@
 """Training from Python: callbacks (reading losses, stopping), the GIL, Ctrl-C, resume."""
 
+import json
 import os
 import signal
 import threading
@@ -128,6 +129,23 @@ def test_max_steps_caps_every_stage(tiny_problem, tmp_path):
                        max_steps=3, output_dir=tmp_path / "run")
     assert sol.step == 6
     assert sol.history["stage"] == ["adam"] * 3 + ["lbfgs"] * 3
+
+
+def test_a_stage_in_fp64(tiny_problem, tmp_path):
+    # The stage's precision keyword (jetpde.LBFGS(precision=...)) reaches the trainer: the message
+    # and summary.json say the stage ran in fp64; the other stages keep the run's precision.
+    sol = jetpde.solve(tiny_problem, stages=[jetpde.Adam(steps=5),
+                                             jetpde.LBFGS(steps=3, precision="fp64")],
+                       seed=0, output_dir=tmp_path / "run")
+    assert "; lbfgs (fp64): " in sol.message
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert [(s["name"], s["precision"]) for s in summary["stages"]] == [("adam", "fp32"),
+                                                                        ("lbfgs", "fp64")]
+    with pytest.raises(jetpde.Error, match=r"training\.stages\[1\]\.precision: 'f64' is not one "
+                                           "of fp64, fp32"):
+        jetpde.solve(tiny_problem, stages=[jetpde.Adam(steps=5),
+                                           jetpde.LBFGS(steps=3, precision="f64")],
+                     output_dir=tmp_path / "bad")
 
 
 def test_solve_refuses_what_it_cannot_run(tmp_path):

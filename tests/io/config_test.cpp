@@ -105,7 +105,8 @@ TEST(Config, UnknownKeyNamesThePathAndLine) {
       "test.yaml:19:7: training.stages[0].lr: unknown key (known here: name, "
       "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
       "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
-      "function_tolerance, max_evaluations, precondition_frequency, max_precondition_dim)");
+      "function_tolerance, max_evaluations, precondition_frequency, max_precondition_dim, "
+      "precision)");
 }
 
 TEST(Config, WrongTypesAndValues) {
@@ -143,6 +144,29 @@ TEST(Config, ASoapStage) {
       },
       "test.yaml:18:61: training.stages[0].precondition_frequency: '0' is out of range (at "
       "least 1)");
+}
+
+// A stage's precision: absent, the run's (an empty Stage::precision); given, that policy; a name
+// that is not one is refused with the key's path and place.
+TEST(Config, AStagePrecision) {
+  const RunConfig c = from(replaced(kBurgers, "    - optimizer: adam\n      steps: 10\n",
+                                    "    - {optimizer: adam, steps: 10}\n"
+                                    "    - {optimizer: lbfgs, steps: 5, precision: fp64}\n"));
+  ASSERT_EQ(c.stages.size(), 2u);
+  EXPECT_FALSE(c.stages[0].precision.has_value());
+  EXPECT_FALSE(c.resolved["training"]["stages"][0]["precision"]);  // absent stays absent
+  ASSERT_TRUE(c.stages[1].precision.has_value());
+  EXPECT_EQ(*c.stages[1].precision, compiler::PrecisionPolicy::fp64);
+  EXPECT_EQ(c.spec.compile.pipeline.precision, compiler::PrecisionPolicy::fp32);  // the run's
+  EXPECT_EQ(*from(kBurgers, {"training.stages.0.precision=bf16"}).stages[0].precision,
+            compiler::PrecisionPolicy::bf16);
+  expect_user_error(
+      [] {
+        from(replaced(kBurgers, "    - optimizer: adam\n      steps: 10\n",
+                      "    - {optimizer: lbfgs, steps: 5, precision: f64}\n"));
+      },
+      "test.yaml:18:47: training.stages[0].precision: 'f64' is not one of fp64, fp32, bf16, "
+      "fp16, auto");
 }
 
 // Numbers written as constant expressions are evaluated once; the resolved config holds the

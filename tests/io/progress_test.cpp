@@ -72,6 +72,21 @@ TEST(Progress, ATerminalLineWrapsAndIsRedrawnInPlace) {
   EXPECT_EQ(text.back(), '\n');
 }
 
+// A stage in a precision of its own shows it next to its name; one in the run's precision does not.
+TEST(Progress, AStageWithItsOwnPrecisionSaysSo) {
+  const std::vector<solvers::Stage> stages{{.name = "lbfgs", .optimizer = "lbfgs", .steps = 2},
+                                           {.name = "polish",
+                                            .optimizer = "lbfgs",
+                                            .steps = 2,
+                                            .precision = compiler::PrecisionPolicy::fp64}};
+  Progress progress(Progress::Mode::none, stages, 10, {"pde"});
+  solvers::StepInfo info{.step = 1, .stage = "lbfgs", .loss = 1.0, .slot_losses = {1.0}};
+  EXPECT_EQ(progress.describe(info).front(), "step 1/4 [lbfgs] loss 1");
+  info.step = 3;
+  info.stage = "polish";
+  EXPECT_EQ(progress.describe(info).front(), "step 3/4 [polish fp64] loss 1");
+}
+
 TEST(Progress, EtaFromTheStageRateAndAnUpperBoundForLbfgs) {
   const std::vector<solvers::Stage> stages{{.name = "adam", .steps = 100},
                                            {.name = "lbfgs", .optimizer = "lbfgs", .steps = 50}};
