@@ -1012,10 +1012,15 @@ RunConfig run_config_from_text(const std::string& text, const std::string& sourc
   };
   YAML::Node raw = parse();
   // The default recipe reads the problem first (its errors are the config's, found here), then
-  // fills in what the config leaves to it; the second reading is the run's.
+  // fills in what the config leaves to it; the second reading is the run's. The first reading
+  // leaves out the sections the recipe fills (a sampling key given alone may need one the recipe
+  // adds); their errors come from the second.
   Recipe recipe;
   if (wants_recipe(raw)) {
-    YAML::Node first = resolve_config(parse(), source);
+    YAML::Node mathematics = parse();
+    for (const char* section : {"network", "sampling", "training", "decomposition"})
+      mathematics.remove(section);
+    YAML::Node first = resolve_config(mathematics, source);
     absolute_data_paths(first, base_dir);
     const RunConfig problem = build_checked(first, Reader{source, base_dir});
     recipe = apply_recipe(raw, problem_facts(problem.spec));

@@ -90,10 +90,10 @@ hard_constraints: [{field: u, value: 0}]
 }
 
 TEST(Recipe, WhatTheConfigGivesIsKept) {
-  // A network section is kept whole; sampling and weighting keys one by one; max_time alone
-  // does not turn the recipe off.
+  // A network section is kept whole; sampling and weighting keys one by one (adaptive alone
+  // needs the resample_every the recipe adds); max_time alone does not turn the recipe off.
   const RunConfig c = from(kPeriodic + R"(network: {hidden: [8, 8]}
-sampling: {interior_points: 640}
+sampling: {interior_points: 640, adaptive: true}
 training: {max_time: 60, weighting: {kind: annealing}}
 )");
   ASSERT_TRUE(c.recipe.applied);
@@ -101,6 +101,8 @@ training: {max_time: 60, weighting: {kind: annealing}}
   EXPECT_EQ(c.spec.pinn.network.architecture, nn::Architecture::mlp);
   EXPECT_TRUE(c.spec.pinn.network.periodic.empty());
   EXPECT_EQ(c.spec.pinn.interior_points, 640);
+  EXPECT_TRUE(c.adaptive);
+  EXPECT_EQ(c.resample_every, 500);
   EXPECT_EQ(c.spec.pinn.time_chunks, 32);
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::annealing);
   EXPECT_EQ(c.weighting.every, 1000);
