@@ -49,8 +49,10 @@ bool given(const YAML::Node& parent, const std::string& key) {
   return v && !v.IsNull();
 }
 
-// One time-dependent or steady training: `steps` Adam steps with an exponential decay to about
-// a third of the rate, then L-BFGS until f32 no longer changes the loss.
+// Adam for `adam_steps` with an exponential decay to about a third of the rate; then L-BFGS in
+// the run's precision until it no longer changes the loss (f32 often stops it within a few
+// iterations, at no cost); then the fp64 polish, L-BFGS on the same parameters in double (the
+// stage that takes a PINN from 1e-3 to 1e-4: bench/README.md).
 YAML::Node stages(int adam_steps) {
   YAML::Node adam;
   adam["optimizer"] = "adam";
@@ -63,9 +65,16 @@ YAML::Node stages(int adam_steps) {
   lbfgs["optimizer"] = "lbfgs";
   lbfgs["steps"] = 5000;
   lbfgs["function_tolerance"] = 0;
+  YAML::Node polish;
+  polish["name"] = "polish";
+  polish["optimizer"] = "lbfgs";
+  polish["steps"] = 2000;
+  polish["function_tolerance"] = 0;
+  polish["precision"] = "fp64";
   YAML::Node list(YAML::NodeType::Sequence);
   list.push_back(adam);
   list.push_back(lbfgs);
+  list.push_back(polish);
   return list;
 }
 
@@ -176,8 +185,8 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
     r.chosen.emplace_back("network", flow(net));
   }
 
-  // Sampling, key by key: more points with more dimensions, drawn again every 500 steps; with
-  // time, 32 time chunks for causal weighting (Wang, Sankaran & Perdikaris 2022).
+  // Sampling, key by key: more points with more dimensions, drawn again every 500 steps by
+  // residual; with time, 32 time chunks for causal weighting (Wang, Sankaran & Perdikaris 2022).
   YAML::Node sampling = given(raw, "sampling") ? raw["sampling"] : YAML::Node(YAML::NodeType::Map);
   const auto fill = [&r](YAML::Node& section, const std::string& path, const std::string& key,
                          const YAML::Node& value) {
@@ -192,6 +201,9 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
   fill(sampling, "sampling.", "interior_points", YAML::Node(interior));
   fill(sampling, "sampling.", "method", YAML::Node(f.time ? "random" : "sobol"));
   fill(sampling, "sampling.", "resample_every", YAML::Node(500));
+  // Residual-based adaptive sampling (RAD; Wu et al. 2023): the points drawn where the residual is
+  // large, which is where a front or a shock is.
+  fill(sampling, "sampling.", "adaptive", YAML::Node(true));
   if (f.time) fill(sampling, "sampling.", "time_chunks", YAML::Node(32));
   raw["sampling"] = sampling;
 
@@ -201,7 +213,7 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
   if (given(training, "stages")) {
     r.kept.push_back("training.stages");
   } else {
-    const YAML::Node s = stages(f.time ? 20000 : 10000);
+    const YAML::Node s = stages(f.time ? 10000 : 5000);
     training["stages"] = s;
     r.chosen.emplace_back("training.stages", flow(s));
   }

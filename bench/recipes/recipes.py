@@ -11,8 +11,9 @@ relative L2 error against each example's reference and the wall time of the whol
   python3 bench/recipes/recipes.py                      # all problems, seeds 0 1 2
   python3 bench/recipes/recipes.py --problems heat wave --seeds 0 --no-examples
 
-Writes BUILD/bench/recipes/<problem>/<run>/ (the run folders) and results.json, and prints the
-markdown table that bench/README.md holds.
+Writes BUILD/bench/recipes/<problem>/<run>/ (the run folders) and results.json (merged with the
+rows of earlier runs, so that problems run one by one or side by side make one table), and prints
+the markdown table that bench/README.md holds.
 """
 
 import argparse
@@ -99,6 +100,7 @@ def main():
     p.add_argument("--max-time", type=float, default=900)
     p.add_argument("--threads", type=int, default=0, help="jetpde's threads (0: all cores)")
     p.add_argument("--no-examples", action="store_true", help="the recipe runs only")
+    p.add_argument("--examples-only", action="store_true", help="the examples' runs only")
     a = p.parse_args()
     build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
     jetpde = os.path.join(build, "apps", "jetpde")
@@ -117,7 +119,7 @@ def main():
         os.makedirs(os.path.dirname(problem), exist_ok=True)
         with open(problem, "w") as f:
             f.write(problem_text(example))
-        runs = [("recipe", problem, s) for s in a.seeds]
+        runs = [] if a.examples_only else [("recipe", problem, s) for s in a.seeds]
         if not a.no_examples:
             runs.append(("example", example, 0))
         for kind, config, seed in runs:
@@ -128,30 +130,42 @@ def main():
             print("%-10s %-7s seed %d: rel_l2 %s, %.0f s (%s)" % (
                 name, kind, seed, "%.2e" % r["rel_l2"] if r.get("rel_l2") is not None else "-",
                 r["wall_seconds"], r.get("status", "rc %d" % r["rc"])), flush=True)
-    with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"cpu": cpu_name(), "date": time.strftime("%Y-%m-%d"), "runs": rows}, f,
-                  indent=2)
+    # Merged into the rows of earlier runs (another problem, another seed), so that runs made
+    # one by one, or side by side, make one table.
+    results = os.path.join(out, "results.json")
+    old = []
+    if os.path.exists(results):
+        with open(results) as f:
+            old = json.load(f).get("runs", [])
+    key = lambda r: (r["problem"], r["kind"], r["seed"])
+    fresh = {key(r) for r in rows}
+    rows = [r for r in old if key(r) not in fresh] + rows
+    with open(results, "w") as f:
+        json.dump({"cpu": cpu_name(), "runs": rows}, f, indent=2)
+    table(rows, a.max_time)
+
+
+def table(rows, max_time):
     print()
-    print("%s, %s, budget %g s a run" % (time.strftime("%Y-%m-%d"), cpu_name(), a.max_time))
+    print("%s, %s, budget %g s a run" % (time.strftime("%Y-%m-%d"), cpu_name(), max_time))
     print()
-    print("| problem | target | recipe rel. L2 (seeds %s) | recipe time (s) | example rel. L2 "
-          "| example time (s) |" % " / ".join(str(s) for s in a.seeds))
+    print("| problem | target | recipe rel. L2 (seeds) | recipe time (s) | example rel. L2 "
+          "| example time (s) |")
     print("|---|---|---|---|---|---|")
-    for name in a.problems:
+    for name in PROBLEMS:
         mine = [r for r in rows if r["problem"] == name]
         if not mine:
             continue
-        rec = [r for r in mine if r["kind"] == "recipe"]
+        rec = sorted((r for r in mine if r["kind"] == "recipe"), key=lambda r: r["seed"])
         ex = [r for r in mine if r["kind"] == "example"]
         fmt = lambda r: ("%.2e" % r["rel_l2"]) if r.get("rel_l2") is not None else "failed"
         target = mine[0]["target"]
         t = ("<= %.0e" % target if target else "") + (
             " (%s)" % mine[0]["target_source"] if mine[0]["target_source"] else "")
         print("| %s | %s | %s | %s | %s | %s |" % (
-            name, t.strip(), " / ".join(fmt(r) for r in rec),
+            name, t.strip(), " / ".join("%s (%d)" % (fmt(r), r["seed"]) for r in rec),
             " / ".join("%.0f" % r["wall_seconds"] for r in rec),
             fmt(ex[0]) if ex else "", "%.0f" % ex[0]["wall_seconds"] if ex else ""))
-
 
 if __name__ == "__main__":
     main()
