@@ -58,10 +58,14 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_EQ(c.resample_every, 500);
   EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 1.0);
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::gradnorm);
-  ASSERT_EQ(c.stages.size(), 2u);
+  ASSERT_EQ(c.stages.size(), 3u);
   EXPECT_EQ(c.stages[0].optimizer, "adam");
-  EXPECT_EQ(c.stages[0].steps, 20000);
+  EXPECT_EQ(c.stages[0].steps, 10000);
   EXPECT_EQ(c.stages[1].optimizer, "lbfgs");
+  EXPECT_FALSE(c.stages[1].precision.has_value());  // the run's
+  EXPECT_EQ(c.stages[2].name, "polish");
+  EXPECT_EQ(c.stages[2].precision, compiler::PrecisionPolicy::fp64);
+  EXPECT_TRUE(c.adaptive);
   EXPECT_EQ(c.resolved["training"]["recipe"].as<std::string>(), "auto");
   const std::string text = c.recipe.describe();
   EXPECT_NE(text.find("chose sampling.time_chunks: 32"), std::string::npos) << text;
@@ -76,7 +80,7 @@ TEST(Recipe, ASteadyProblemGetsSobolPointsAndNoTimeChunks) {
   EXPECT_TRUE(c.spec.pinn.network.periodic.empty());
   EXPECT_EQ(c.spec.pinn.time_chunks, 1);
   EXPECT_EQ(c.spec.pinn.interior_points, 4096);  // 2048 x 2 for two coordinates
-  EXPECT_EQ(c.stages.at(0).steps, 10000);
+  EXPECT_EQ(c.stages.at(0).steps, 5000);
   EXPECT_FALSE(chose(c.recipe, "training.weighting.causal_epsilon"));
   EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 0.0);
   // One loss term (the condition built in) has nothing to balance.
@@ -107,10 +111,11 @@ training: {max_time: 60, weighting: {kind: annealing}}
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::annealing);
   EXPECT_EQ(c.weighting.every, 1000);
   EXPECT_DOUBLE_EQ(c.max_time, 60);
-  EXPECT_EQ(c.recipe.kept, (std::vector<std::string>{"network", "sampling.interior_points",
-                                                     "training.weighting.kind"}));
-  EXPECT_NE(c.recipe.describe().find(
-                "kept from the config: network, sampling.interior_points, training.weighting.kind"),
+  EXPECT_EQ(c.recipe.kept,
+            (std::vector<std::string>{"network", "sampling.interior_points", "sampling.adaptive",
+                                      "training.weighting.kind"}));
+  EXPECT_NE(c.recipe.describe().find("kept from the config: network, sampling.interior_points, "
+                                     "sampling.adaptive, training.weighting.kind"),
             std::string::npos);
   // recipe: auto with stages: the stages are the config's, the rest is chosen.
   const RunConfig staged = from(kPeriodic + R"(training:
