@@ -115,28 +115,47 @@ std::vector<double> Trainer::slot_weights() const {
 
 void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
   std::vector<double> target(term_weights_.size(), 0.0);
+  // A term whose measure (gradient or NTK trace) is below kSatisfied of the largest term's is one
+  // the model satisfies by construction or to rounding (a periodic condition on an exactly
+  // periodic network): it keeps its weight, where the ratio would blow up the weight and make its
+  // rounding noise pull as hard as the real terms.
+  constexpr double kSatisfied = 1e-6;
+  const auto satisfied = [&](double measure, double largest) {
+    return !(measure > kSatisfied * largest);
+  };
   if (weighting_.kind == Weighting::Kind::annealing) {
     const std::vector<Eigen::VectorXd> g = objective_.term_gradients(theta);
     const double reference = gradient_size(objective_, g[0]).abs_max;
+    std::vector<double> mean(g.size());
+    double largest = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      mean[i] = gradient_size(objective_, g[i]).abs_mean();
+      largest = std::max(largest, mean[i]);
+    }
     target[0] = term_weights_[0];
     for (std::size_t i = 1; i < g.size(); ++i)
-      target[i] = reference / gradient_size(objective_, g[i]).abs_mean();
+      target[i] = satisfied(mean[i], largest) ? 0.0 : reference / mean[i];
   } else if (weighting_.kind == Weighting::Kind::gradnorm) {
     const std::vector<Eigen::VectorXd> g = objective_.term_gradients(theta);
     std::vector<double> norm(g.size());
-    double total = 0;
+    double total = 0, largest = 0;
     for (std::size_t i = 0; i < g.size(); ++i) {
       norm[i] = gradient_size(objective_, g[i]).norm();
       total += norm[i];
+      largest = std::max(largest, norm[i]);
     }
-    // A vanishing norm gives an infinite target, which the update below skips.
-    for (std::size_t i = 0; i < g.size(); ++i) target[i] = total / norm[i];
+    for (std::size_t i = 0; i < g.size(); ++i)
+      target[i] = satisfied(norm[i], largest) ? 0.0 : total / norm[i];
   } else {
     const std::vector<double> tr =
         objective_.ntk_traces(theta, weighting_.probes, static_cast<std::uint64_t>(step));
-    double total = 0;
-    for (double t : tr) total += t;
-    for (std::size_t i = 0; i < tr.size(); ++i) target[i] = total / tr[i];
+    double total = 0, largest = 0;
+    for (double t : tr) {
+      total += t;
+      largest = std::max(largest, t);
+    }
+    for (std::size_t i = 0; i < tr.size(); ++i)
+      target[i] = satisfied(tr[i], largest) ? 0.0 : total / tr[i];
   }
   const double m = weighting_.momentum;
   for (std::size_t i = 0; i < target.size(); ++i)

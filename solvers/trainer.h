@@ -33,8 +33,10 @@
 //              Algorithm 1; JAX-PI's grad_norm): term i's target is sum_j |grad L_j| / |grad L_i|
 //              with |.| the Euclidean norm of the term's unweighted gradient, so that every
 //              weighted term pulls on the parameters equally hard.
-// A target enters as w <- momentum w + (1 - momentum) target (a term whose gradient vanishes
-// keeps its weight).
+// A target enters as w <- momentum w + (1 - momentum) target. A term whose measure (its gradient's
+// size, its NTK trace) is at most 1e-6 of the largest term's keeps its weight: it is satisfied by
+// construction or to rounding (a periodic condition on an exactly periodic network), and its
+// ratio would give it a huge weight and make its rounding noise pull as hard as the real terms.
 // Stop conditions (StopConditions), checked after every step but the last: an interrupt flag (a
 // signal handler sets it), a wall-time budget and a target validation error. Each ends the run
 // as a finished one ends (a checkpoint, the result), with its own status. With several ranks

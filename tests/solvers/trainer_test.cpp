@@ -270,6 +270,27 @@ TEST(Trainer, GradNormWeightingTrainsPoisson1d) {
             << "; rel_l2 " << r.metrics.at("rel_l2") << "\n";
 }
 
+// A term satisfied to rounding (here the residual times 1e-9: its gradient is 1e-18 of the
+// residual's) keeps its weight under every weighting: its ratio would be about 1e18 and would
+// turn its noise into a full-size pull. The other terms are weighted as usual.
+TEST(Trainer, ATermSatisfiedToRoundingKeepsItsWeight) {
+  for (const Weighting::Kind kind :
+       {Weighting::Kind::gradnorm, Weighting::Kind::annealing, Weighting::Kind::ntk}) {
+    Poisson1d p;
+    Objective obj({{"pde", p.residual}, {"bc", p.boundary}, {"tiny", p.residual * 1e-9}},
+                  p.net.params(), options());
+    obj.set_inputs(p.inputs());
+    Trainer trainer(obj, {{.steps = 3, .options = nn::AdamOptions{.schedule = {.lr = 1e-3}}}},
+                    {.kind = kind, .every = 1, .momentum = 0.0});
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(1));
+    trainer.train(theta);
+    const std::vector<double>& w = trainer.history().back().weights;
+    SCOPED_TRACE(weighting_kind_names().name(kind));
+    EXPECT_EQ(w[2], 1.0);
+    EXPECT_NE(w[1], 1.0) << "the boundary term is weighted";
+  }
+}
+
 // Adam then L-BFGS on the Poisson problem with a network of `spec`, from `theta`: the relative
 // L2 error at the end.
 double trained_error(Poisson1d& p, Eigen::VectorXd& theta, const std::string& what) {
