@@ -224,6 +224,14 @@ const options::Declaration<SolveOptions>& training_options() {
                           "Stop at the first validation whose rel_l2 is below this (0: never; "
                           "needs a reference with `every` > 0); status target_reached.")),
           &SolveOptions::target_error);
+    d.add(at_least(1, key("time_windows", T::integer, "1",
+                          "Time marching: the time interval cut into this many equal windows, "
+                          "trained in order (all the stages, causal chunks and resampling in "
+                          "each), each window's initial condition the previous one's solution "
+                          "at its end and its start the previous one's parameters; 1: off. "
+                          "Needs a time coordinate; not with a decomposition or trainable "
+                          "constants yet; `--resume` of a marched run is refused.")),
+          &SolveOptions::time_windows);
     return d;
   }();
   return d;
