@@ -92,11 +92,14 @@ Reference window_reference(const Reference& ref, int time, double t0, double t1,
   return out;
 }
 
-// Window records and steps, per rank the same (the trainer's collectives keep ranks in step).
-StepInfo shifted(const StepInfo& info, int offset, const std::string& tag,
+// A window's step as the run's: after the earlier windows' steps and training time, its stage
+// tagged with the window ("w2/adam").
+StepInfo shifted(const StepInfo& info, int offset, double seconds, const std::string& tag,
                  const std::vector<int>& slot_of) {
   StepInfo s = info;
   s.step += offset;
+  s.seconds += seconds;  // the earlier windows' training time: the run's clock goes on
+  s.run_seconds += seconds;
   s.stage = tag + info.stage;
   // The run's slots (the whole problem's) from the window's, by name; a window's own extra
   // terms (a hard-constrained field handed over) are in the loss but not in these columns.
@@ -117,16 +120,18 @@ StepInfo shifted(const StepInfo& info, int offset, const std::string& tag,
 class WindowCheckpoints final : public CheckpointSink {
  public:
   WindowCheckpoints(CheckpointSink& sink, Problem& window, const std::string& prefix,
-                    Problem& combined, const Eigen::VectorXd& theta, int offset)
+                    Problem& combined, const Eigen::VectorXd& theta, int offset, double seconds)
       : sink_(sink),
         window_(window),
         prefix_(prefix),
         combined_(combined),
         theta_(theta),
-        offset_(offset) {}
+        offset_(offset),
+        seconds_(seconds) {}
   void save(const TrainerState& state) override {
     TrainerState s = state;
     s.step += offset_;
+    s.seconds += seconds_;
     s.theta = theta_;
     copy_parameters(window_, state.theta, prefix_, combined_, s.theta, prefix_);
     sink_.save(s);
@@ -139,6 +144,7 @@ class WindowCheckpoints final : public CheckpointSink {
   Problem& combined_;
   const Eigen::VectorXd& theta_;
   int offset_;
+  double seconds_;
 };
 
 }  // namespace
@@ -316,12 +322,12 @@ Solution Solver::march() {
     wo.resume = nullptr;
     wo.started_at = started_;
     wo.reference = window_reference(o.reference, time, t0, t1, k);
-    wo.on_step = [&o, offset, tag, &slot_of](const StepInfo& info) {
-      return o.on_step ? o.on_step(shifted(info, offset, tag, slot_of)) : true;
+    wo.on_step = [&o, offset, seconds, tag, &slot_of](const StepInfo& info) {
+      return o.on_step ? o.on_step(shifted(info, offset, seconds, tag, slot_of)) : true;
     };
     std::optional<WindowCheckpoints> checkpoints;
     if (o.checkpoint) {
-      checkpoints.emplace(*o.checkpoint, *problem, prefix, cp, theta, offset);
+      checkpoints.emplace(*o.checkpoint, *problem, prefix, cp, theta, offset, seconds);
       wo.checkpoint = &*checkpoints;
     }
     // Window 0 as a run starts (the seed's draw, PirateNet's fit); the others from the previous
@@ -335,7 +341,8 @@ Solution Solver::march() {
     Solver solver(std::move(problem), std::move(wo));
     Solution w = warm ? solver.run_from(std::move(*warm)) : solver.run();
     copy_parameters(w.problem(), w.theta(), prefix, cp, theta, prefix);
-    for (const StepInfo& info : w.history()) history.push_back(shifted(info, offset, tag, slot_of));
+    for (const StepInfo& info : w.history())
+      history.push_back(shifted(info, offset, seconds, tag, slot_of));
     const TrainResult& r = w.result();
     records.push_back({.t0 = t0,
                        .t1 = t1,
