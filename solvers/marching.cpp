@@ -173,8 +173,8 @@ ProblemSpec marched_spec(ProblemSpec spec, int windows) {
   d.automatic = false;
   d.subdomains.assign(static_cast<std::size_t>(time) + 1, 1);
   d.subdomains[static_cast<std::size_t>(time)] = windows;
-  // Never trained: the fewest interface points, and no chunks (which a decomposition refuses).
-  d.interface_points = 1;
+  // Never trained, but evaluated once at the end: its interface terms are then the jumps at the
+  // windows' edges (summary.json's losses). No chunks, which a decomposition refuses.
   spec.pinn.time_chunks = 1;
   return spec;
 }
@@ -378,6 +378,9 @@ Solution Solver::march() {
   result.loss = loss;
   result.message = std::to_string(windows) + " time windows: " + message;
   result.metrics = combined.validate(theta);  // the combined solution over the whole domain
+  // The combined loss terms once (Solution::losses): the equations and conditions over the whole
+  // domain, and the interface terms, which measure the jumps at the windows' edges.
+  cp.objective().evaluate(theta);
   result.seconds = result.run_seconds = seconds;
   Solution s(std::move(combined.problem_), std::move(theta), exact_);
   s.result_ = std::move(result);

@@ -41,7 +41,9 @@ namespace jetpde::solvers {
 void check_time_windows(const ProblemSpec& spec, int windows);
 
 // The combined solution's spec: `spec` with an xpinn decomposition whose grid is 1 on every
-// spatial axis and `windows` on the time axis, and no time chunks (it is not trained).
+// spatial axis and `windows` on the time axis, and no time chunks (it is not trained; its loss
+// terms are evaluated once at the end, the interface terms then measuring the jumps at the
+// windows' edges).
 ProblemSpec marched_spec(ProblemSpec spec, int windows);
 
 // The time interval of window k (0-based) of `windows`: the combined model's cell k.
