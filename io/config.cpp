@@ -514,7 +514,7 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
           if (!where.fn)
             geometry::compile_predicate(where.text, coords, geometry::kPredicateRelativeTolerance);
       });
-    if (cond.kind == Kind::residual)
+    if (cond.kind == Kind::residual || (cond.kind == Kind::data && !cond.expression.empty()))
       r.at(n["expression"], path + ".expression",
            [&] { equations::parse(cond.expression, spec.math.context); });
     if (cond.kind == Kind::data) {

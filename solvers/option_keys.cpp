@@ -48,7 +48,9 @@ const options::Declaration<Condition>& condition_options() {
     d.add(
         within(0, 8, key("derivatives", T::integer, "0", "periodic: orders 0..this are matched.")),
         &Condition::derivatives);
-    d.add(key("expression", T::string, "", "residual: any expression = 0 on the piece."),
+    d.add(key("expression", T::string, "",
+              "residual: any expression = 0 on the piece; data: the expression of the fields "
+              "the data's values are of (`u_t`; default the field)."),
           &Condition::expression);
     // The PINN's choices for the condition (ConditionOptions, spec.h), declared here so that a
     // config writes them beside the mathematics; io reads them into PinnOptions::conditions.
