@@ -4,6 +4,7 @@
 // and the key's errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -158,8 +159,17 @@ TEST(Marching, InitialRateIsHandedOverAsDataOnUt) {
   ASSERT_NE(domain, nullptr);
   EXPECT_DOUBLE_EQ(domain->t0(), 0.5);
   EXPECT_DOUBLE_EQ(domain->t1(), 0.75);
-  // The data condition's residual on u_t builds (and the problem with it).
-  EXPECT_NO_THROW(Problem{w});
+  // Its loss is the mean square of u_t - values at its points.
+  Problem problem(w);
+  const Eigen::VectorXd theta = problem.initial_theta(5);
+  problem.objective().evaluate(theta);
+  const auto& slots = problem.objective().slot_names();
+  const auto slot = std::find(slots.begin(), slots.end(), "initial_rate_u") - slots.begin();
+  ASSERT_LT(slot, static_cast<long>(slots.size()));
+  const MatrixD ut = problem.evaluate_expressions(theta, rate.data_points, {"u_t"});
+  const double expected = (ut - rate.data_values).array().square().mean();
+  EXPECT_NEAR(problem.objective().slot_losses()[static_cast<std::size_t>(slot)], expected,
+              1e-5 * expected);
 }
 
 TEST(Marching, BadTimeWindowsAreUserErrorsNamingTheKey) {
