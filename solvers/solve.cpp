@@ -394,6 +394,8 @@ Solution Solver::run(const TrainerState* resume) {
 
 Solution Solver::run_from(Eigen::VectorXd theta) {
   if (!trainer_) throw UserError("Solver::run: called twice (a Solver solves once)");
+  if (options_.time_windows > 1)
+    throw UserError("Solver::run_from: a time-marched solve starts each window itself (run())");
   if (theta.size() != problem_->objective().layout().size())
     throw UserError("Solver::run_from: " + std::to_string(theta.size()) + " parameters for a " +
                     "problem of " + std::to_string(problem_->objective().layout().size()));
@@ -401,6 +403,7 @@ Solution Solver::run_from(Eigen::VectorXd theta) {
 }
 
 Metrics Solver::validate(const Eigen::VectorXd& theta) const {
+  if (combined_) return combined_->validate(theta);  // marching: theta is the combined one's
   return validation_ ? validation_(theta) : Metrics{};
 }
 

@@ -167,7 +167,8 @@ class Solver {
   Solution run(const TrainerState* resume = nullptr);
   // run() from the parameters `theta` (a warm start: no draw from the seed, no PirateNet fit).
   Solution run_from(Eigen::VectorXd theta);
-  // The reference's metrics at theta, as a validation step measures them (empty without one).
+  // The reference's metrics at theta, as a validation step measures them (empty without one;
+  // time marching: theta is the combined solution's, measured over the whole domain).
   Metrics validate(const Eigen::VectorXd& theta) const;
 
  private:
