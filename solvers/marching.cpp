@@ -159,6 +159,25 @@ void check_time_windows(const ProblemSpec& spec, int windows) {
     throw UserError(std::string(kKey) +
                     ": time marching with a decomposition is not supported yet (the windows are "
                     "the combined model's subdomains); drop one of the two");
+  // A condition on a time face by name would hold on every window's own face; not yet.
+  const equations::Context& ctx = spec.math.context;
+  const std::string& t = ctx.coordinate_names()[static_cast<std::size_t>(ctx.time_index())];
+  for (std::size_t c = 0; c < spec.math.conditions.size(); ++c) {
+    std::string rest = spec.math.conditions[c].on;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      std::string piece = rest.substr(0, comma);
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+      piece.erase(0, piece.find_first_not_of(' '));
+      piece.erase(piece.find_last_not_of(' ') + 1);
+      if (piece == "initial" || piece == "final" || piece == t + "_min" || piece == t + "_max")
+        throw UserError(std::string(kKey) + ": conditions[" + std::to_string(c) + "] is on '" +
+                        piece +
+                        "', which each window would take as its own; time marching "
+                        "with conditions on a time face is not supported yet (initial_value "
+                        "and initial_rate are)");
+    }
+  }
   if (!spec.math.context.symbols(equations::SymbolKind::param).empty())
     throw UserError(std::string(kKey) +
                     ": time marching with trainable constants (an inverse problem) is not "

@@ -37,7 +37,8 @@ namespace jetpde::solvers {
 
 // UserError, under the key training.time_windows, unless `spec` can be marched over `windows`
 // windows: at least 1, a time product domain, no decomposition (not yet), no trainable constants
-// (not yet: each window would fit its own).
+// (not yet: each window would fit its own), no condition on a time face by name (`on: final`:
+// each window would take its own face).
 void check_time_windows(const ProblemSpec& spec, int windows);
 
 // The combined solution's spec: `spec` with an xpinn decomposition whose grid is 1 on every

@@ -231,8 +231,9 @@ const options::Declaration<SolveOptions>& training_options() {
                           "trained in order (all the stages, causal chunks and resampling in "
                           "each), each window's initial condition the previous one's solution "
                           "at its end and its start the previous one's parameters; 1: off. "
-                          "Needs a time coordinate; not with a decomposition or trainable "
-                          "constants yet; `--resume` of a marched run is refused.")),
+                          "Needs a time coordinate; not with a decomposition, trainable "
+                          "constants or conditions on a time face (`on: final`) yet; `--resume` "
+                          "of a marched run is refused.")),
           &SolveOptions::time_windows);
     return d;
   }();

@@ -199,6 +199,14 @@ TEST(Marching, BadTimeWindowsAreUserErrorsNamingTheKey) {
   expect_user_error([&] { solve(inverse, o); },
                     "training.time_windows: time marching with trainable constants (an inverse "
                     "problem) is not supported yet (each window would fit its own values)");
+  ProblemSpec final_face = heat_spec();
+  final_face.math.conditions.push_back(
+      {.kind = Condition::Kind::dirichlet, .name = "end", .on = "final", .value = "0"});
+  final_face.pinn.conditions.push_back({});
+  expect_user_error([&] { solve(final_face, o); },
+                    "training.time_windows: conditions[2] is on 'final', which each window "
+                    "would take as its own; time marching with conditions on a time face is not "
+                    "supported yet (initial_value and initial_rate are)");
   // A resumed state is refused rather than misread.
   TrainerState state;
   o.resume = &state;
