@@ -28,6 +28,7 @@
 #include "nn/activation.h"
 #include "nn/detail/names.h"
 #include "nn/init.h"
+#include "solvers/marching.h"
 #include "solvers/model.h"
 #include "solvers/option_keys.h"
 
@@ -513,7 +514,7 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
           if (!where.fn)
             geometry::compile_predicate(where.text, coords, geometry::kPredicateRelativeTolerance);
       });
-    if (cond.kind == Kind::residual)
+    if (cond.kind == Kind::residual || (cond.kind == Kind::data && !cond.expression.empty()))
       r.at(n["expression"], path + ".expression",
            [&] { equations::parse(cond.expression, spec.math.context); });
     if (cond.kind == Kind::data) {
@@ -693,6 +694,16 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
   run.target_error = budgets.target_error;
   if (run.target_error < 0)
     r.fail(t["target_error"], "training.target_error", "must not be negative");
+  run.time_windows = budgets.time_windows;
+  if (run.time_windows > 1) try {
+      solvers::check_time_windows(run.spec, run.time_windows);
+    } catch (const UserError& e) {
+      // The check names the key; here the config's place does.
+      std::string what = e.what();
+      const std::string key = "training.time_windows: ";
+      if (what.rfind(key, 0) == 0) what = what.substr(key.size());
+      r.fail(t["time_windows"], "training.time_windows", what);
+    }
 }
 
 void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {

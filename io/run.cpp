@@ -15,6 +15,7 @@
 #include "io/progress.h"
 #include "io/text_file.h"
 #include "solvers/grid.h"
+#include "solvers/marching.h"
 #ifdef JETPDE_HAVE_CLASSICAL
 #include "solvers/classical/classical.h"
 #endif
@@ -70,6 +71,19 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["metrics"] = s.metrics();
   if (s.validation_points() > 0) j["validation_points"] = s.validation_points();
   if (const auto parameters = s.parameters(); !parameters.empty()) j["parameters"] = parameters;
+  if (!s.time_windows().empty()) {
+    // Time marching: each window's interval, training and own validation (over its slab).
+    nlohmann::ordered_json windows = nlohmann::ordered_json::array();
+    for (const solvers::WindowRecord& w : s.time_windows())
+      windows.push_back({{"t0", w.t0},
+                         {"t1", w.t1},
+                         {"steps", w.steps},
+                         {"status", solvers::status_name(w.status)},
+                         {"loss", w.loss},
+                         {"train_seconds", w.seconds},
+                         {"metrics", w.metrics}});
+    j["time_windows"] = windows;
+  }
   // This part (the process that wrote the file) and the whole run (resumed parts included).
   const double train = s.train_seconds();
   j["seconds"] = {{"setup", s.setup_seconds()},
@@ -353,6 +367,7 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
   s.interrupt = o.interrupt;
   s.max_time = c.max_time;
   s.target_error = c.target_error;
+  s.time_windows = c.time_windows;
   return s;
 }
 
@@ -465,6 +480,7 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   std::optional<HistoryWriter> history;
   int total = 0;
   for (const auto& s : options.stages) total += s.steps;
+  total *= std::max(1, options.time_windows);  // time marching: all the stages in every window
   options.on_step = [&](const solvers::StepInfo& info) {
     const bool last = info.step == total;
     if (progress) progress->update(info, last);
@@ -475,7 +491,17 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   // validation set too large) is found before the run folder is touched.
   solvers::ProblemSpec spec = c.spec;
   choose_device(c, spec, o.log);
-  const std::vector<solvers::Stage> stages = options.stages;
+  // The stages as the progress line sees them: once per time window when marching.
+  std::vector<solvers::Stage> stages;
+  for (int w = 0; w < std::max(1, options.time_windows); ++w)
+    for (solvers::Stage stage : options.stages) {
+      if (options.time_windows > 1) stage.name = "w" + std::to_string(w + 1) + "/" + stage.name;
+      stages.push_back(std::move(stage));
+    }
+  if (o.resume && options.time_windows > 1)
+    throw UserError(c.source +
+                    ": --resume: resuming a time-marched run (training.time_windows) is not "
+                    "supported yet; run it again without --resume");
   solvers::Solver solver(build_problem(c, spec, comm), std::move(options));
   if (writer) prepare_folder(c.output.dir);
   comm.barrier();  // the folder exists before any rank looks into it
@@ -562,6 +588,9 @@ LoadedRun load_run(const std::string& dir, const std::vector<std::string>& overr
   // Relative data paths in config.yaml were resolved against the original config's folder.
   solvers::ProblemSpec spec = run_config.spec;
   choose_device(run_config, spec, stderr);
+  // A time-marched run's parameters are those of its combined (windowed) model.
+  if (run_config.time_windows > 1)
+    spec = solvers::marched_spec(std::move(spec), run_config.time_windows);
   std::unique_ptr<solvers::Problem> problem = build_problem(run_config, spec);
   const Checkpoint c = read_checkpoint(checkpoint);
   if (c.state.theta.size() != problem->objective().layout().size())

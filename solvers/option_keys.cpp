@@ -48,7 +48,9 @@ const options::Declaration<Condition>& condition_options() {
     d.add(
         within(0, 8, key("derivatives", T::integer, "0", "periodic: orders 0..this are matched.")),
         &Condition::derivatives);
-    d.add(key("expression", T::string, "", "residual: any expression = 0 on the piece."),
+    d.add(key("expression", T::string, "",
+              "residual: any expression = 0 on the piece; data: the expression of the fields "
+              "the data's values are of (`u_t`; default the field)."),
           &Condition::expression);
     // The PINN's choices for the condition (ConditionOptions, spec.h), declared here so that a
     // config writes them beside the mathematics; io reads them into PinnOptions::conditions.
@@ -224,6 +226,15 @@ const options::Declaration<SolveOptions>& training_options() {
                           "Stop at the first validation whose rel_l2 is below this (0: never; "
                           "needs a reference with `every` > 0); status target_reached.")),
           &SolveOptions::target_error);
+    d.add(at_least(1, key("time_windows", T::integer, "1",
+                          "Time marching: the time interval cut into this many equal windows, "
+                          "trained in order (all the stages, causal chunks and resampling in "
+                          "each), each window's initial condition the previous one's solution "
+                          "at its end and its start the previous one's parameters; 1: off. "
+                          "Needs a time coordinate; not with a decomposition, trainable "
+                          "constants or conditions on a time face (`on: final`) yet; `--resume` "
+                          "of a marched run is refused.")),
+          &SolveOptions::time_windows);
     return d;
   }();
   return d;

@@ -28,7 +28,8 @@ const options::Declaration<Reference>& reference_options();
 // adaptive_candidates, time_chunks. The point counts belong to the problem's spec and are read by
 // hand; the resampling keys set SolveOptions.
 const options::Declaration<SolveOptions>& sampling_options();
-// training's budgets: max_time, target_error (the stages are stage_keys(), the weighting above).
+// training's budgets: max_time, target_error, and time_windows (time marching,
+// solvers/marching.h); the stages are stage_keys(), the weighting above.
 const options::Declaration<SolveOptions>& training_options();
 // decomposition: method (fbpinn, or auto: an FBPINN grid chosen from the rank count and the
 // domain's extent), subdomains, overlap, output_scale, network (the subdomains' network, the

@@ -99,9 +99,9 @@ std::vector<std::string> pieces_of(const std::string& on) {
 // D for a hard constraint on the pieces `on` (comma-separated; see HardConstraint).
 // An STL part's piece given by a predicate goes to `mesh_piece` (D is then that piece's mesh
 // distance).
-std::string automatic_distance(const geometry::Geometry& g, const equations::Context& ctx,
-                               const std::string& on, std::string& mesh_piece) {
-  const geometry::Bounds b = g.bounds();
+std::string automatic_distance(const geometry::Geometry& g, const geometry::Bounds& b,
+                               const equations::Context& ctx, const std::string& on,
+                               std::string& mesh_piece) {
   const std::vector<std::string>& names = ctx.coordinate_names();
   const auto face = [&](std::size_t c, bool upper) {
     const std::string x = names[c], lo = number(b.lo[c]), hi = number(b.hi[c]),
@@ -280,7 +280,8 @@ void Problem::prepare_hard_constraints() {
       const geometry::Geometry& domain = *spec_.math.domain;
       std::string& d = hard_distance_[static_cast<std::size_t>(f)];
       std::string& piece = hard_mesh_piece_[static_cast<std::size_t>(f)];
-      d = hc.distance.empty() ? automatic_distance(domain, ctx, hc.on, piece) : hc.distance;
+      const geometry::Bounds box = spec_.pinn.hard_constraint_bounds.value_or(domain.bounds());
+      d = hc.distance.empty() ? automatic_distance(domain, box, ctx, hc.on, piece) : hc.distance;
       // The piece's distance now, so that a predicate that selects no triangle is this entry's
       // error (and the cost of the scale's search is setup's).
       if (hc.distance.empty() && uses_mesh(d)) mesh_of(domain)->smooth_distance(piece);

@@ -81,6 +81,17 @@ class FieldSource {
   GridFields fields_on_grid(const GridFieldOptions& options) const;
 };
 
+// One window of a time-marched run (solvers/marching.h): its time interval, the steps it trained,
+// how it ended, its last loss and its own validation (over its slab of the domain).
+struct WindowRecord {
+  double t0 = 0, t1 = 0;
+  int steps = 0;
+  TrainResult::Status status = TrainResult::Status::finished;
+  double loss = 0;
+  Metrics metrics;
+  double seconds = 0;  // its training time
+};
+
 // A trained (or loaded) network solution: the Problem and its parameters theta, with what
 // training reported. Made by solve() (solve.h), or from a problem and a theta (a run folder's
 // checkpoint: io::load_run), then without history or result. Or a solution computed another way
@@ -136,6 +147,8 @@ class Solution : public FieldSource {
   int resumed_from() const { return resumed_from_; }                  // the state's step, or -1
   double setup_seconds() const { return setup_seconds_; }  // from SolveOptions::started_at
   double train_seconds() const { return train_seconds_; }  // this solve's training
+  // A time-marched solve's windows, in time order (empty otherwise).
+  const std::vector<WindowRecord>& time_windows() const { return windows_; }
 
  private:
   friend class Solver;
@@ -148,6 +161,7 @@ class Solution : public FieldSource {
   long long validation_points_ = 0;
   int resumed_from_ = -1;
   double setup_seconds_ = 0, train_seconds_ = 0;
+  std::vector<WindowRecord> windows_;
 };
 
 }  // namespace jetpde::solvers

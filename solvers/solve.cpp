@@ -13,6 +13,7 @@
 #include "geometry/sampler.h"
 #include "nn/detail/names.h"
 #include "solvers/exact_solutions.h"
+#include "solvers/marching.h"
 
 namespace jetpde::solvers {
 namespace {
@@ -298,6 +299,27 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
   const SolveOptions& o = options_;
   trainer_ = std::make_unique<Trainer>(p.objective(), o.stages, o.weighting);
   for (const Stage& s : o.stages) total_steps_ += s.steps;
+  if (o.time_windows < 1)
+    throw UserError("training.time_windows: " + std::to_string(o.time_windows) +
+                    "; give 1 (no time marching) or more windows");
+  if (o.time_windows > 1) {
+    // Time marching: the windows' problems are built as they come (each needs the previous
+    // window's solution); the combined solution's solver now, so that what it rejects is found
+    // before training, and its validation (over the whole domain) is the run's.
+    check_time_windows(p.spec(), o.time_windows);
+    SolveOptions combined = o;
+    combined.time_windows = 1;
+    combined.on_step = {};
+    combined.checkpoint = nullptr;
+    combined.resume = nullptr;
+    combined_ = std::make_unique<Solver>(
+        std::make_unique<Problem>(marched_spec(p.spec(), o.time_windows), p.communicator()),
+        std::move(combined));
+    exact_ = combined_->exact_;
+    metric_names_ = combined_->metric_names_;
+    validation_points_ = combined_->validation_points_;
+    return;
+  }
   if (o.resample_every > 0) {
     const int candidates =
         o.adaptive_candidates > 0 ? o.adaptive_candidates : 8 * p.spec().pinn.interior_points;
@@ -323,19 +345,18 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
     validation_points_ = points.rows();
     const MatrixD values = ref.data ? ref.data->values : in_blocks(points, exact_);
     auto derived = std::make_shared<const DerivedMetrics>(ref, o.seed, p, points, fields, values);
-    trainer_->validate_every(
-        ref.every > 0 ? ref.every : total_steps_ + 1,
-        [&p, fields, columns, points, values, derived](const Eigen::VectorXd& th) {
-          // Each rank its share of the points (with several ranks), the metrics from all.
-          const MatrixD u = over_ranks(p.communicator(), points,
-                                       [&](const MatrixD& block) { return p.evaluate(th, block); });
-          MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
-          for (std::size_t f = 0; f < columns.size(); ++f)
-            picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);
-          Metrics m = error_metrics_per_field(picked, values, fields);
-          derived->add(p, th, points, m);
-          return m;
-        });
+    validation_ = [&p, fields, columns, points, values, derived](const Eigen::VectorXd& th) {
+      // Each rank its share of the points (with several ranks), the metrics from all.
+      const MatrixD u = over_ranks(p.communicator(), points,
+                                   [&](const MatrixD& block) { return p.evaluate(th, block); });
+      MatrixD picked(u.rows(), static_cast<Eigen::Index>(columns.size()));
+      for (std::size_t f = 0; f < columns.size(); ++f)
+        picked.col(static_cast<Eigen::Index>(f)) = u.col(columns[f]);
+      Metrics m = error_metrics_per_field(picked, values, fields);
+      derived->add(p, th, points, m);
+      return m;
+    };
+    trainer_->validate_every(ref.every > 0 ? ref.every : total_steps_ + 1, validation_);
     metric_names_ = {"rel_l2", "max_abs"};
     if (fields.size() > 1)
       for (const auto& f : fields) metric_names_.push_back("rel_l2_" + f);
@@ -354,13 +375,40 @@ Solver::~Solver() = default;
 
 Solution Solver::run(const TrainerState* resume) {
   if (!trainer_) throw UserError("Solver::run: called twice (a Solver solves once)");
-  const SolveOptions& o = options_;
-  Eigen::VectorXd theta = problem_->initial_theta(o.seed);
+  if (options_.time_windows > 1) {
+    if (resume)
+      throw UserError(
+          "training.time_windows: resuming a time-marched run is not supported yet (its "
+          "checkpoint holds the combined parameters, not the window's optimizer state); run it "
+          "again without --resume");
+    return march();
+  }
+  Eigen::VectorXd theta = problem_->initial_theta(options_.seed);
   if (!resume)
     if (const int n = problem_->fit_output_layer(theta);
         n > 0 && problem_->communicator().rank() == 0)
       std::cout << "network: pirate, last layer fitted by least squares to " << n
                 << " initial/boundary points" << std::endl;
+  return train(std::move(theta), resume);
+}
+
+Solution Solver::run_from(Eigen::VectorXd theta) {
+  if (!trainer_) throw UserError("Solver::run: called twice (a Solver solves once)");
+  if (options_.time_windows > 1)
+    throw UserError("Solver::run_from: a time-marched solve starts each window itself (run())");
+  if (theta.size() != problem_->objective().layout().size())
+    throw UserError("Solver::run_from: " + std::to_string(theta.size()) + " parameters for a " +
+                    "problem of " + std::to_string(problem_->objective().layout().size()));
+  return train(std::move(theta), nullptr);
+}
+
+Metrics Solver::validate(const Eigen::VectorXd& theta) const {
+  if (combined_) return combined_->validate(theta);  // marching: theta is the combined one's
+  return validation_ ? validation_(theta) : Metrics{};
+}
+
+Solution Solver::train(Eigen::VectorXd theta, const TrainerState* resume) {
+  const SolveOptions& o = options_;
   const double setup = clock_seconds() - started_;
   // The time budget counts from the start (setup included): a batch job's limit does.
   trainer_->stop_when(

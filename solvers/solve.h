@@ -132,6 +132,9 @@ struct SolveOptions {
   // A state to continue from (solve() only; Solver::run takes it): its step, parameters and
   // optimizer state replace the initial ones. Not owned.
   const TrainerState* resume = nullptr;
+  // > 1: time marching (solvers/marching.h): the time interval cut into this many windows,
+  // trained one after the other (all the stages in each), each from the previous one's end.
+  int time_windows = 1;
 };
 
 // The steady clock in seconds (SolveOptions::started_at).
@@ -159,18 +162,30 @@ class Solver {
   const std::vector<std::string>& metric_names() const { return metric_names_; }
   long long validation_points() const { return validation_points_; }
   // Trains (from `resume` when given: UserError when it does not fit the stages and problem) and
-  // returns the Solution, which takes the problem over.
+  // returns the Solution, which takes the problem over. With time_windows > 1 it marches
+  // (solvers/marching.h): the Solution is then the combined one, and `resume` a UserError.
   Solution run(const TrainerState* resume = nullptr);
+  // run() from the parameters `theta` (a warm start: no draw from the seed, no PirateNet fit).
+  Solution run_from(Eigen::VectorXd theta);
+  // The reference's metrics at theta, as a validation step measures them (empty without one;
+  // time marching: theta is the combined solution's, measured over the whole domain).
+  Metrics validate(const Eigen::VectorXd& theta) const;
 
  private:
+  Solution train(Eigen::VectorXd theta, const TrainerState* resume);
+  Solution march();  // solvers/marching.cpp
+
   std::unique_ptr<Problem> problem_;
   SolveOptions options_;
   double started_ = 0;
   int total_steps_ = 0;
   std::unique_ptr<Trainer> trainer_;
   ExactSolution exact_;
+  Trainer::Validation validation_;
   std::vector<std::string> metric_names_;
   long long validation_points_ = 0;
+  // Time marching: the combined solution's solver (its validation is the run's).
+  std::unique_ptr<Solver> combined_;
 };
 
 }  // namespace jetpde::solvers

@@ -64,6 +64,9 @@ Var periodic_residual(const ConditionGraph& g) {
 }
 
 Var data_residual(const ConditionGraph& g) {
+  // With an expression the values are of it (time marching hands a window's u_t over this way).
+  if (!g.condition.expression.empty())
+    return g.lower_here("(" + g.condition.expression + ")") - g.input("values");
   return col(g.fields(g.points), g.context.field_index(g.condition.field)) - g.input("values");
 }
 

@@ -27,7 +27,9 @@
 //   initial_rate   u_t - g                                on the initial face
 //   periodic       d^k u/dc^k (lower face) - d^k u/dc^k (upper face), k = 0..derivatives, for
 //                  coordinate c of an axis-aligned domain: points paired across the two faces
-//   data           u(points) - values                    (inverse problems; no sampling)
+//   data           u(points) - values                    (inverse problems; no sampling); with
+//                  `expression`, that expression of the fields instead of u (time marching
+//                  hands a window's u_t at its end over as one)
 //   residual       any expression = 0 on the piece (e.g. "u_x + u")
 // A condition holds on the piece `on`, or at the fixed points `at` (a piece of measure zero, like
 // the corner "x == 0 and y == 0", cannot be sampled: an error that points at `at`). What each kind
@@ -90,7 +92,7 @@ struct Condition {
   double alpha = 1.0, beta = 1.0;  // robin
   std::string coordinate;          // periodic
   int derivatives = 0;             // periodic: orders 0..derivatives are matched
-  std::string expression;          // residual
+  std::string expression;          // residual; data: what the values are of (default the field)
   MatrixD data_points, data_values;  // data: [m, coordinates] and [m, 1]
   // Instead of `on`: fixed points [m, coordinates] (pinning a pressure at a corner), each in the
   // closed domain; normals (neumann, robin, residual) are the domain's outward_normals there.
@@ -171,6 +173,8 @@ void check_mathematics(const Mathematics& math);
 //   ""            the whole boundary
 //   "spatial"     the spatial boundary of a time product
 //   "initial"     the initial face of a time product: (t - t0) / (t1 - t0)
+// (the box these are measured over is the domain's bounding box, or
+// PinnOptions::hard_constraint_bounds: time marching measures each window's over the whole run)
 //   a face name   of a box ("left", "x_min", ...): the normalized distance to that face
 // For a box, the whole boundary is the product over the coordinates of (c - lo)(hi - c) / (L/2)^2;
 // for a disk or sphere (r^2 - |x - c|^2) / r^2. For an STL part (the whole surface: on "" or
@@ -243,6 +247,10 @@ struct PinnOptions {
   std::vector<ConditionOptions> conditions;
   geometry::SampleOptions sampling;
   std::vector<HardConstraint> hard_constraints;  // at most one per field
+  // The box the automatic distances D of the hard constraints are measured over; none: the
+  // domain's bounding box. Time marching (solvers/marching.h) gives each window's problem the
+  // whole run's, so that D, and the fields, are those of the combined solution.
+  std::optional<geometry::Bounds> hard_constraint_bounds;
   int time_chunks = 1;  // > 1: interior points ordered by time and split (causal weighting)
   std::string param_prefix = "pde_";
   RankPoints rank_points = RankPoints::local;

@@ -19,6 +19,7 @@
 #include "io/run.h"
 #include "python/src/bindings.h"
 #include "python/src/py_solution.h"
+#include "solvers/marching.h"
 #include "solvers/mpi.h"
 #include "solvers/solve.h"
 
@@ -146,6 +147,7 @@ std::unique_ptr<solvers::Communicator> communicator_of(const py::object& comm) {
 io::LoadedRun loaded_from_memory(const io::RunConfig& config, const io::RunReport& report) {
   solvers::ProblemSpec spec = config.spec;
   io::choose_device(config, spec, stderr);
+  if (config.time_windows > 1) spec = solvers::marched_spec(std::move(spec), config.time_windows);
   std::unique_ptr<solvers::Problem> problem = io::build_problem(config, spec);
   solvers::ExactSolution exact = solvers::exact_solution(config.reference, *problem);
   return {

@@ -172,3 +172,24 @@ def test_solve_in_another_thread(tiny_problem, tmp_path):
     t.join()
     assert out["sol"].status == "finished" and out["sol"].step == 10
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_time_windows_give_one_solution_of_the_windows(tmp_path):
+    # training.time_windows (time marching): every stage in each window, the steps and the
+    # history going on over the windows; the Solution, solved or loaded, is the combined one.
+    from conftest import EXAMPLES
+    overrides = {"training.time_windows": 2, "sampling.interior_points": 128,
+                 "network.hidden": [8, 8], "output.grid": [9], "output.time_steps": 3,
+                 "output.progress": "none"}
+    sol = jetpde.solve(EXAMPLES / "heat.yaml", stages=[jetpde.Adam(steps=15)], seed=0,
+                       output_dir=tmp_path / "run", overrides=overrides)
+    assert sol.status == "finished" and sol.step == 30
+    history = sol.history
+    assert [history["stage"][i] for i in (0, 15)] == ["w1/adam", "w2/adam"]
+    assert [int(history["step"][i]) for i in (14, 15)] == [15, 16]
+    points = np.array([[0.5, 0.25], [0.5, 0.75]])
+    loaded = jetpde.load_run(tmp_path / "run")
+    np.testing.assert_array_equal(loaded(points), sol(points))
+    with pytest.raises(jetpde.Error, match="training.time_windows: '0' is out of range"):
+        jetpde.solve(EXAMPLES / "heat.yaml", output_dir=tmp_path / "bad",
+                     overrides={**overrides, "training.time_windows": 0})

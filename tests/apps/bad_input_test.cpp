@@ -135,6 +135,16 @@ const std::vector<Row> kRows = {
      "", 1, "sampling.adaptive_candidates: adaptive resampling over 2e+09 candidates needs about"},
     {"", "--set sampling.time_chunks=100", 1,
      "sampling.time_chunks: 100 chunks of 16 interior points"},
+    {"", "--set training.time_windows=0", 1,
+     "training.time_windows: '0' is out of range (at least 1)"},
+    {"", "--set training.time_windows=2", 1,
+     "training.time_windows: time marching needs a time coordinate (a domain with `time`); this "
+     "problem has none"},
+    {"geometry: {type: interval, min: [0], max: [1], time: [0, 1]}\n"
+     "decomposition: {method: fbpinn, subdomains: [2]}\n"
+     "training: {time_windows: 2, stages: [{optimizer: adam, steps: 2}]}",
+     "", 1,
+     ":8:26: training.time_windows: time marching with a decomposition is not supported yet"},
     // No internal error for user input (item 6).
     {"seed: -1", "", 1, "seed: '-1' is out of range (at least 0)"},
     {"seed: 99999999999999999999999", "", 1, "seed: '99999999999999999999999' is out of range"},

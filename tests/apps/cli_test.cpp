@@ -165,6 +165,69 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   expect_no_temporaries();
 }
 
+// A time-marched run (training.time_windows): one run folder of the combined solution, which
+// eval reads (the windows' networks), the windows in summary.json and history.csv, and --resume
+// refused.
+TEST_F(Cli, TimeMarchedRunWritesTheWindowsAndEvalReadsTheCombinedSolution) {
+  const std::string out = (dir_ / "marched").string();
+  const std::string cfg =
+      write("heat.yaml",
+            "geometry: {type: interval, min: [0], max: [1], time: [0, 1]}\n"
+            "equations:\n  - expression: u_t - 0.2*u_xx\n"
+            "conditions:\n"
+            "  - {kind: initial_value, value: sin(pi*x), points: 64, weight: 10}\n"
+            "  - {kind: dirichlet, on: spatial, points: 64, weight: 10}\n"
+            "network: {hidden: [16, 16]}\n"
+            "sampling: {interior_points: 256}\n"
+            "training:\n  time_windows: 2\n  stages:\n"
+            "    - {optimizer: adam, steps: 300, learning_rate: 0.01}\n"
+            "reference:\n  expressions: {u: sin(pi*x)*exp(-0.2*pi^2*t)}\n"
+            "output: {dir: " +
+                out + ", grid: [9], time_steps: 3, progress: none}\nthreads: 1\n");
+  const Output r = jetpde("run " + cfg);
+  ASSERT_EQ(r.status, 0) << r.text;
+  EXPECT_NE(r.text.find("2 time windows: w1: adam: 300 steps"), std::string::npos) << r.text;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "subdomains.vtm"));  // its pieces are the windows
+  std::stringstream summary;
+  summary << std::ifstream(fs::path(out) / "summary.json").rdbuf();
+  const std::string json = summary.str();
+  EXPECT_NE(json.find("\"steps\": 600,"), std::string::npos) << json;
+  // The windows in order, each with its interval and steps; the edge's jump among the losses.
+  const std::size_t windows = json.find("\"time_windows\": ["),
+                    first = json.find("\"t0\": 0.0,", windows),
+                    second = json.find("\"t0\": 0.5,", first);
+  EXPECT_NE(windows, std::string::npos) << json;
+  EXPECT_NE(first, std::string::npos) << json;
+  EXPECT_NE(second, std::string::npos) << json;
+  EXPECT_NE(json.find("\"steps\": 300,", second), std::string::npos) << json;
+  EXPECT_NE(json.find("\"interface_solution\": "), std::string::npos) << json;
+  std::ifstream history(fs::path(out) / "history.csv");
+  std::string line, last;
+  while (std::getline(history, line))
+    if (!line.empty()) last = line;
+  EXPECT_EQ(last.rfind("600,w2/adam,", 0), 0u) << last;
+  // eval: the combined solution near the exact one in both windows.
+  const Output e =
+      jetpde("eval " + out + " --points " + write("xt.csv", "x,t\n0.5,0.25\n0.5,0.75\n"));
+  ASSERT_EQ(e.status, 0) << e.text;
+  std::stringstream lines(e.text);
+  std::getline(lines, line);
+  EXPECT_EQ(line, "x,t,u");
+  for (const double t : {0.25, 0.75}) {
+    std::getline(lines, line);
+    double x, tt, u;
+    char c1, c2;
+    std::stringstream(line) >> x >> c1 >> tt >> c2 >> u;
+    EXPECT_NEAR(u, std::exp(-0.2 * M_PI * M_PI * t), 0.03) << line;
+  }
+  const Output again = jetpde("run " + cfg + " --resume");
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.text.find("--resume: resuming a time-marched run (training.time_windows) is not "
+                            "supported yet"),
+            std::string::npos)
+      << again.text;
+}
+
 TEST_F(Cli, KillNineThenResumeGivesTheSameParameters) {
   // The uninterrupted run.
   const std::string full = (dir_ / "full").string(), killed = (dir_ / "killed").string();

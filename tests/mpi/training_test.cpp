@@ -3,7 +3,7 @@
 // bit for bit, and follows the one-rank run over the same points to rounding, with Adam and
 // L-BFGS, resampling, RAD, causal weighting, loss weighting and validation all on; and a
 // decomposed problem over the ranks reaches its error, with the neighbour exchange following the
-// allreduce and resuming bit for bit.
+// allreduce and resuming bit for bit; time marching follows the one-rank march.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -299,6 +299,26 @@ TEST(Mpi, ANeighbourExchangeRunResumesBitForBit) {
   EXPECT_EQ(resumed.result().steps, full.result().steps);
   EXPECT_TRUE(resumed.theta() == full.theta())
       << "max difference " << (resumed.theta() - full.theta()).cwiseAbs().maxCoeff();
+}
+
+// Time marching on the ranks (3 windows, everything of options_for_everything on in each): every
+// rank ends with the same combined parameters, and they follow the one-rank march over the same
+// points (global points; the handed-over data split as data is) to rounding.
+TEST(Mpi, TimeMarchingOnTheRanksFollowsOneRank) {
+  const ProblemSpec spec = heat(compiler::PrecisionPolicy::fp64, 2);
+  SolveOptions o = options_for_everything();
+  o.time_windows = 3;
+  o.communicator = &world();
+  const Solution a = solve(spec, o);
+  EXPECT_TRUE(same_on_every_rank(a.theta(), world())) << "the ranks' parameters differ";
+  EXPECT_EQ(a.time_windows().size(), 3u);
+  SolveOptions serial_options = options_for_everything();
+  serial_options.time_windows = 3;
+  const Solution s = solve(spec, serial_options);
+  EXPECT_EQ(a.result().steps, s.result().steps) << a.result().message << "\n" << s.result().message;
+  EXPECT_NEAR(a.metrics().at("rel_l2"), s.metrics().at("rel_l2"), 1e-8);
+  EXPECT_LT((a.theta() - s.theta()).norm(), 1e-7 * s.theta().norm());
+  EXPECT_LT(s.metrics().at("rel_l2"), 0.2) << s.result().message;
 }
 
 // The same problem on XPINN pieces given as geometries (three uneven intervals, tied at their
