@@ -7,6 +7,7 @@
 
 #include "equations/analysis.h"
 #include "equations/parser.h"
+#include "solvers/marching.h"
 
 namespace jetpde::io {
 
@@ -53,7 +54,7 @@ bool given(const YAML::Node& parent, const std::string& key) {
 // the run's precision until it no longer changes the loss (f32 often stops it within a few
 // iterations, at no cost); then the fp64 polish, L-BFGS on the same parameters in double (the
 // stage that takes a PINN from 1e-3 to 1e-4: bench/README.md).
-YAML::Node stages(int adam_steps) {
+YAML::Node stages(int adam_steps, int polish_steps) {
   YAML::Node adam;
   adam["optimizer"] = "adam";
   adam["steps"] = adam_steps;
@@ -68,7 +69,7 @@ YAML::Node stages(int adam_steps) {
   YAML::Node polish;
   polish["name"] = "polish";
   polish["optimizer"] = "lbfgs";
-  polish["steps"] = 2000;
+  polish["steps"] = polish_steps;
   polish["function_tolerance"] = 0;
   polish["precision"] = "fp64";
   YAML::Node list(YAML::NodeType::Sequence);
@@ -104,6 +105,7 @@ ProblemFacts problem_facts(const solvers::ProblemSpec& spec) {
         if (static_cast<std::size_t>(ti) < mi.size()) f.time_order = std::max(f.time_order, mi[ti]);
   for (const solvers::Condition& c : spec.math.conditions)
     if (c.kind == solvers::Condition::Kind::periodic) {
+      ++f.periodic_conditions;
       const auto it = std::find(names.begin(), names.end(), c.coordinate);
       if (it == names.end()) continue;
       const auto a = static_cast<std::size_t>(it - names.begin());
@@ -112,6 +114,12 @@ ProblemFacts problem_facts(const solvers::ProblemSpec& spec) {
       if (!seen) f.periodic.emplace_back(c.coordinate, f.extents[a]);
     }
   f.loss_terms = static_cast<int>(spec.math.equations.size() + spec.math.conditions.size());
+  if (f.time) try {
+      solvers::check_time_windows(spec, 4);
+      f.can_march = true;
+    } catch (const UserError&) {
+      // trainable constants, a condition on a time face: not marched
+    }
   return f;
 }
 
@@ -161,6 +169,7 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
   // periodic conditions then hold by construction).
   const bool decomposed_network =
       given(raw, "decomposition") && given(raw["decomposition"], "network");
+  int satisfied = 0;  // periodic conditions the chosen network satisfies exactly
   if (given(raw, "network") || decomposed_network) {
     r.kept.push_back(decomposed_network ? "decomposition.network" : "network");
   } else {
@@ -180,6 +189,7 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
         periodic.push_back(p);
       }
       net["periodic"] = periodic;
+      satisfied = f.periodic_conditions;
     }
     raw["network"] = net;
     r.chosen.emplace_back("network", flow(net));
@@ -210,17 +220,28 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
   // Training: the stages when the config has none, then the weighting key by key.
   YAML::Node training = given(raw, "training") ? raw["training"] : YAML::Node(YAML::NodeType::Map);
   training["recipe"] = "auto";
+  // Time marching for a time-dependent problem on a periodic domain, where the solution travels
+  // or keeps changing over the interval (transport, phase separation: Allen-Cahn, advection,
+  // reaction): four windows trained in sequence, each with its own stages, so a window's steps
+  // are fewer. bench/README.md has the measurements behind it.
+  const bool marching =
+      f.time && !f.periodic.empty() && f.can_march && !given(raw, "decomposition");
+  if (marching) fill(training, "training.", "time_windows", YAML::Node(4));
+  const int windows = given(training, "time_windows") ? training["time_windows"].as<int>(1) : 1;
   if (given(training, "stages")) {
     r.kept.push_back("training.stages");
   } else {
-    const YAML::Node s = stages(f.time ? 10000 : 5000);
+    const YAML::Node s = windows > 1 ? stages(5000, 500)
+                         : f.time    ? stages(10000, 2000)
+                                     : stages(5000, 2000);
     training["stages"] = s;
     r.chosen.emplace_back("training.stages", flow(s));
   }
   YAML::Node weighting =
       given(training, "weighting") ? training["weighting"] : YAML::Node(YAML::NodeType::Map);
-  // Grad-norm balancing (Wang et al. 2023) when there is more than one term to balance.
-  if (f.loss_terms > 1) {
+  // Grad-norm balancing (Wang et al. 2023) when there is more than one term to balance (a
+  // periodic condition the network satisfies exactly is nothing to balance).
+  if (f.loss_terms - satisfied > 1) {
     fill(weighting, "training.weighting.", "kind", YAML::Node("gradnorm"));
     fill(weighting, "training.weighting.", "every", YAML::Node(1000));
   }

@@ -43,7 +43,9 @@ struct ProblemFacts {
   int time_order = 0;     // the highest order in time
   std::vector<std::pair<std::string, double>> periodic;  // coordinate, period (periodic
                                                          // conditions on a box)
+  int periodic_conditions = 0;                           // of the conditions
   int loss_terms = 0;                // equations and conditions (each a loss term)
+  bool can_march = false;            // time windows would be accepted (solvers/marching.h)
   std::vector<std::string> spatial;  // the spatial coordinates' names
   std::vector<double> extents;       // the bounding box's side per coordinate (time last)
 };

@@ -57,10 +57,14 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_EQ(c.spec.pinn.interior_points, 4096);
   EXPECT_EQ(c.resample_every, 500);
   EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 1.0);
+  // Three terms, of which the periodic one holds exactly: two to balance.
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::gradnorm);
+  // A periodic domain in time: four windows, each with fewer steps.
+  EXPECT_EQ(c.time_windows, 4);
   ASSERT_EQ(c.stages.size(), 3u);
   EXPECT_EQ(c.stages[0].optimizer, "adam");
-  EXPECT_EQ(c.stages[0].steps, 10000);
+  EXPECT_EQ(c.stages[0].steps, 5000);
+  EXPECT_EQ(c.stages[2].steps, 500);
   EXPECT_EQ(c.stages[1].optimizer, "lbfgs");
   EXPECT_FALSE(c.stages[1].precision.has_value());  // the run's
   EXPECT_EQ(c.stages[2].name, "polish");
@@ -70,6 +74,24 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   const std::string text = c.recipe.describe();
   EXPECT_NE(text.find("chose sampling.time_chunks: 32"), std::string::npos) << text;
   EXPECT_EQ(text.find("kept from the config"), std::string::npos) << text;
+}
+
+TEST(Recipe, TimeWindowsOnlyForAPeriodicDomainThatCanBeMarched) {
+  // Not periodic: one window, the longer stages.
+  const RunConfig heat = from(R"(geometry: {type: interval, min: [0], max: [1], time: [0, 1]}
+equations: [{expression: u_t - 0.1*u_xx}]
+conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]
+)");
+  EXPECT_EQ(heat.time_windows, 1);
+  EXPECT_EQ(heat.stages.at(0).steps, 10000);
+  EXPECT_EQ(heat.stages.at(2).steps, 2000);
+  // Periodic, but with a trainable constant (which marching refuses): one window.
+  const RunConfig inverse = from(kPeriodic + "parameters: {k: 1}\n");
+  EXPECT_EQ(inverse.time_windows, 1);
+  // The config's own count wins.
+  const RunConfig two = from(kPeriodic + "training: {time_windows: 2}\n");
+  EXPECT_EQ(two.time_windows, 2);
+  EXPECT_EQ(two.stages.at(0).steps, 5000);
 }
 
 TEST(Recipe, ASteadyProblemGetsSobolPointsAndNoTimeChunks) {
@@ -91,6 +113,25 @@ hard_constraints: [{field: u, value: 0}]
   ASSERT_TRUE(one.recipe.applied);
   EXPECT_FALSE(chose(one.recipe, "training.weighting.kind"));
   EXPECT_EQ(one.weighting.kind, solvers::Weighting::Kind::fixed);
+}
+
+TEST(Recipe, AnExactlyPeriodicNetworkLeavesNothingToBalance) {
+  // The equation and a periodic condition the chosen network satisfies exactly: no weighting.
+  const RunConfig c = from(R"(geometry: {type: interval, min: [-1], max: [1], time: [0, 1]}
+equations: [{expression: u_t - 0.001*u_xx + 5*u^3 - 5*u}]
+conditions: [{kind: periodic, coordinate: x, derivatives: 1}]
+hard_constraints: [{field: u, value: x^2*cos(pi*x), on: initial}]
+)");
+  ASSERT_TRUE(c.recipe.applied);
+  EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::fixed);
+  EXPECT_EQ(c.spec.pinn.network.periodic.size(), 1u);
+  // With the config's own network the periodic condition is a term like any other.
+  const RunConfig own = from(R"(geometry: {type: interval, min: [-1], max: [1], time: [0, 1]}
+equations: [{expression: u_t - 0.001*u_xx + 5*u^3 - 5*u}]
+conditions: [{kind: periodic, coordinate: x, derivatives: 1}]
+network: {hidden: [8]}
+)");
+  EXPECT_EQ(own.weighting.kind, solvers::Weighting::Kind::gradnorm);
 }
 
 TEST(Recipe, WhatTheConfigGivesIsKept) {
