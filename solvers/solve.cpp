@@ -419,6 +419,11 @@ Solution Solver::train(Eigen::VectorXd theta, const TrainerState* resume) {
   const double t1 = clock_seconds();
   TrainResult result = trainer_->train(theta, resume);
   const double train_seconds = clock_seconds() - t1;
+  // A run stopped early (time budget, interrupt, callback) between validations is measured as a
+  // finished one is: its last parameters validated once more (on every rank alike: the ranks
+  // agreed on the stop). A non-finite end keeps what it had.
+  if (validation_ && result.metrics.empty() && result.status != TrainResult::Status::non_finite)
+    result.metrics = validation_(theta);
   Solution s(std::move(problem_), std::move(theta), exact_);
   s.result_ = std::move(result);
   s.history_ = trainer_->history();

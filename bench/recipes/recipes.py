@@ -73,7 +73,8 @@ def run(jetpde, config, out_dir, seed, max_time, threads, log):
     wall = time.monotonic() - start
     row = {"config": config, "seed": seed, "rc": rc, "wall_seconds": wall}
     summary = os.path.join(out_dir, "summary.json")
-    if rc == 0 and os.path.exists(summary):
+    # A run stopped by the time budget (exit status 4) still writes its summary and metrics.
+    if os.path.exists(summary):
         with open(summary) as f:
             s = json.load(f)
         row.update(rel_l2=s["metrics"].get("rel_l2"), status=s["status"], steps=s["steps"],
