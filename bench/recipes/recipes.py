@@ -17,6 +17,7 @@ the markdown table that bench/README.md holds.
 """
 
 import argparse
+import glob
 import json
 import os
 import platform
@@ -102,12 +103,17 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="jetpde's threads (0: all cores)")
     p.add_argument("--no-examples", action="store_true", help="the recipe runs only")
     p.add_argument("--examples-only", action="store_true", help="the examples' runs only")
+    p.add_argument("--table", action="store_true",
+                   help="only print the table, from the run folders' summary.json files")
     a = p.parse_args()
     build = os.path.join(ROOT, a.build) if not os.path.isabs(a.build) else a.build
     jetpde = os.path.join(build, "apps", "jetpde")
     if not os.path.exists(jetpde):
         sys.exit("recipes.py: %s not found (make build first)" % jetpde)
     out = os.path.join(build, "bench", "recipes")
+    if a.table:
+        table(from_folders(out), a.max_time)
+        return
     os.makedirs(out, exist_ok=True)
     rows = []
     for name in a.problems:
@@ -144,6 +150,24 @@ def main():
     with open(results, "w") as f:
         json.dump({"cpu": cpu_name(), "runs": rows}, f, indent=2)
     table(rows, a.max_time)
+
+
+def from_folders(out):
+    """The rows of every run folder under `out` (wall time: setup + training + output)."""
+    rows = []
+    for name in PROBLEMS:
+        for kind in ("recipe", "example"):
+            for summary in sorted(glob.glob(os.path.join(out, name, kind + "_seed*",
+                                                         "summary.json"))):
+                with open(summary) as f:
+                    s = json.load(f)
+                seed = int(re.search(r"_seed(\d+)", summary).group(1))
+                sec = s["seconds"]
+                rows.append(dict(problem=name, kind=kind, seed=seed, rel_l2=s["metrics"].get(
+                    "rel_l2"), status=s["status"], steps=s["steps"],
+                    wall_seconds=sec["setup"] + sec["train"] + sec["output"],
+                    target=PROBLEMS[name][1], target_source=PROBLEMS[name][2]))
+    return rows
 
 
 def table(rows, max_time):
