@@ -20,13 +20,14 @@ import argparse
 import glob
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+from compare import cpu_model as cpu_name  # noqa: E402  (the CPU named with every figure)
 EXAMPLES = os.path.join(ROOT, "examples")
 
 # problem -> (example config, target rel. L2 of the issue or None, what the target is)
@@ -81,17 +82,6 @@ def run(jetpde, config, out_dir, seed, max_time, threads, log):
         row.update(rel_l2=s["metrics"].get("rel_l2"), status=s["status"], steps=s["steps"],
                    train_seconds=s["seconds"]["train"])
     return row
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():
