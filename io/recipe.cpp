@@ -146,6 +146,15 @@ bool wants_recipe(const YAML::Node& raw) {
 }
 
 Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
+  // A section the recipe fills key by key that is not a mapping (`sampling: 5`, `training:
+  // [adam]`) is left as written, and so is the rest: the run's reading of the config then names
+  // what is wrong with it, where filling it would throw (a scalar) or turn it into a mapping.
+  const auto not_a_map = [](const YAML::Node& parent, const char* key) {
+    return given(parent, key) && !parent[key].IsMap();
+  };
+  if (not_a_map(raw, "sampling") || not_a_map(raw, "training") ||
+      (given(raw, "training") && not_a_map(raw["training"], "weighting")))
+    return Recipe{};
   Recipe r;
   r.applied = true;
   // The facts, as the log says them.

@@ -203,5 +203,19 @@ TEST(Recipe, AProblemErrorIsReportedOnceWithItsPlace) {
                     "expected an expression, found the end\n  sin(\n      ^");
 }
 
+TEST(Recipe, ASectionThatIsNotAMappingIsReportedNotFilled) {
+  // The recipe fills sampling, training and training.weighting key by key; one given as a scalar
+  // or a list is the config's error, named by the schema (the fuzzer found `sampling: 5` thrown
+  // out of the loader as yaml-cpp's BadSubscript).
+  expect_user_error([] { from(kPeriodic + "sampling: 5\n"); },
+                    "test.yaml:9:11: sampling: expected a mapping, got '5'");
+  expect_user_error([] { from(kPeriodic + "sampling: [1, 2]\n"); },
+                    "test.yaml:9:11: sampling: expected a mapping, got a list");
+  expect_user_error([] { from(kPeriodic + "training: {max_time: 5, weighting: 3}\n"); },
+                    "test.yaml:9:36: training.weighting: expected a mapping, got '3'");
+  expect_user_error([] { from(kPeriodic + "training: {max_time: 5, weighting: [ntk]}\n"); },
+                    "test.yaml:9:36: training.weighting: expected a mapping, got a list");
+}
+
 }  // namespace
 }  // namespace jetpde::io
