@@ -170,7 +170,9 @@ TEST_F(Checkpoints, AnyOptimizerStateRoundTrips) {
 
 // Checkpoints written before optimizers were registered kinds (format 1, by the code of that
 // time: tests/io/data/checkpoint_v1_step{5,10}.h5, in the Adam and in the L-BFGS stage of
-// TinyFit's run) still resume, to the parameters of the run that never stopped, bit for bit.
+// TinyFit's run) still resume, to the parameters of the run that never stopped: bit for bit on
+// the CPU that wrote them (an AMD Zen 4), to 1e-10 relative on another (an Intel Xeon with
+// AVX-512 rounds the steps before the checkpoint otherwise: 7e-13 apart).
 TEST_F(Checkpoints, ACheckpointOfTheFirstLayoutStillResumes) {
   const std::vector<solvers::Stage> stages{
       {.name = "adam", .steps = 8, .options = nn::AdamOptions{.schedule = {.lr = 2e-2}}},
@@ -198,8 +200,8 @@ TEST_F(Checkpoints, ACheckpointOfTheFirstLayoutStillResumes) {
     const auto [resumed, r] = run(&c.state);
     EXPECT_EQ(r.steps, full_result.steps) << file;
     EXPECT_EQ(r.message, full_result.message) << file;
-    EXPECT_TRUE(resumed == full) << file << ": max difference "
-                                 << (resumed - full).cwiseAbs().maxCoeff();
+    EXPECT_LE((resumed - full).cwiseAbs().maxCoeff(), 1e-10 * full.cwiseAbs().maxCoeff())
+        << file;
   }
 }
 

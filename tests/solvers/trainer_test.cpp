@@ -476,9 +476,10 @@ TEST(Trainer, StopConditionsEndAfterAStepWithACheckpoint) {
 // AdamW and L-BFGS ends with the loss and parameters the trainer gave before its stages became
 // registered optimizers behind one loop (to 1 ulp; fp64). A change that alters any step of the
 // arithmetic, the order of weight updates, resampling or evaluations shows here. The numbers are
-// those of the project's x86-64 build machine: the compiled kernels use -march=native and
-// -ffast-math, so a CPU with other vector units may round differently; re-pin there from a run
-// of commit f061c50 (before the change), never from the code under test.
+// those of an AMD Zen 4 build machine: the compiled kernels use -march=native and -ffast-math,
+// and OpenBLAS picks its kernels by CPU, so another CPU rounds differently; hence the tolerance
+// below. Re-pin only from a run of commit f061c50 (before the change), never from the code under
+// test.
 TEST(Trainer, AShortAdamAdamwLbfgsRunIsPinned) {
   const auto resampler = [](int step, const Eigen::VectorXd&) {
     std::mt19937_64 rng(static_cast<std::uint64_t>(step));
@@ -509,12 +510,15 @@ TEST(Trainer, AShortAdamAdamwLbfgsRunIsPinned) {
   ASSERT_EQ(r.status, TrainResult::Status::finished) << r.message;
   std::printf("  pinned: steps %d loss %a |theta|^2 %a\n  %s\n", r.steps, r.loss,
               theta.squaredNorm(), r.message.c_str());
-  const auto within_ulp = [](double got, double want) {
-    return got == want || std::nextafter(got, want) == want;
+  // To 1e-10 relative: the numbers were pinned on an AMD Zen 4, and an Intel Xeon with AVX-512
+  // rounds otherwise (5e-13 relative after the 50 steps); a change of logic (a step more or less,
+  // weights updated in another order, other points) moves them by far more.
+  const auto close = [](double got, double want) {
+    return std::abs(got - want) <= 1e-10 * std::abs(want);
   };
   EXPECT_EQ(r.steps, 50);
-  EXPECT_TRUE(within_ulp(r.loss, 0x1.ab22b31ba69eap+2)) << std::hexfloat << r.loss;
-  EXPECT_TRUE(within_ulp(theta.squaredNorm(), 0x1.0604b4fd3da9bp+5))
+  EXPECT_TRUE(close(r.loss, 0x1.ab22b31ba69eap+2)) << std::hexfloat << r.loss;
+  EXPECT_TRUE(close(theta.squaredNorm(), 0x1.0604b4fd3da9bp+5))
       << std::hexfloat << theta.squaredNorm();
 }
 
