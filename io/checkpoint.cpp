@@ -144,6 +144,7 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write("weights/term", s.term_weights);
   w.write("weights/slot", s.slot_weights);
   w.write("slot_losses", s.slot_losses);
+  if (!s.causal_scales.empty()) w.write("weights/causal_scale", s.causal_scales);
   write_optimizer(w, s.optimizer);
   std::string names;
   for (const auto& [name, value] : s.inputs) {
@@ -170,6 +171,8 @@ solvers::TrainerState read_state(const std::string& f, int version) {
   s.term_weights = read_dataset(f, "weights/term").values;
   s.slot_weights = read_dataset(f, "weights/slot").values;
   s.slot_losses = read_dataset(f, "slot_losses").values;
+  if (has_dataset(f, "weights/causal_scale"))
+    s.causal_scales = read_dataset(f, "weights/causal_scale").values;
   s.optimizer = version == 1 ? read_optimizer_v1(f) : read_optimizer(f);
   std::stringstream names(read_string_dataset(f, "inputs/names"));
   for (std::string name; std::getline(names, name);)

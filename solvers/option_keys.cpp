@@ -158,6 +158,8 @@ const options::Declaration<Weighting>& weighting_options() {
     d.add(at_least(0, key("causal_epsilon", T::number, "0",
                           "Causal weighting strength (needs sampling.time_chunks > 1).")),
           &Weighting::causal_epsilon);
+    d.add_choice("causal_scale", &Weighting::causal_scale, causal_scale_names(), "absolute",
+                 "What the causal weights measure the chunk losses against.");
     return d;
   }();
   return d;

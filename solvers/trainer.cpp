@@ -1,5 +1,6 @@
 #include "solvers/trainer.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -105,12 +106,36 @@ std::vector<double> Trainer::slot_weights() const {
   for (std::size_t s = 0; s < term.size(); ++s) {
     const LossTerm& t = objective_.terms()[static_cast<std::size_t>(term[s])];
     if (s == 0 || term[s] != term[s - 1]) cumulative = 0;
+    const double scale =
+        causal_scales_.empty() ? 1.0 : causal_scales_[static_cast<std::size_t>(term[s])];
     const double causal =
-        t.chunks > 1 ? std::exp(-weighting_.causal_epsilon * cumulative) / t.chunks : 1.0;
+        t.chunks > 1 ? std::exp(-weighting_.causal_epsilon * cumulative / scale) / t.chunks : 1.0;
     w[s] = term_weights_[static_cast<std::size_t>(term[s])] * causal;
     cumulative += losses[s];
   }
   return w;
+}
+
+void Trainer::measure_causal_scales(const Eigen::VectorXd& theta) {
+  causal_scales_.clear();
+  if (weighting_.causal_scale != Weighting::CausalScale::initial) return;
+  const std::vector<LossTerm>& terms = objective_.terms();
+  if (!(weighting_.causal_epsilon > 0) ||
+      std::none_of(terms.begin(), terms.end(), [](const LossTerm& t) { return t.chunks > 1; }))
+    return;
+  // One evaluation at the starting parameters (collective, like every evaluation); its chunk
+  // losses are also the first step's causal weights' (they would be all equal otherwise).
+  objective_.evaluate(theta);
+  const std::vector<int>& term = objective_.slot_term();
+  const std::vector<double>& losses = objective_.slot_losses();
+  std::vector<double> sum(terms.size(), 0.0);
+  for (std::size_t s = 0; s < term.size(); ++s) sum[static_cast<std::size_t>(term[s])] += losses[s];
+  causal_scales_.assign(terms.size(), 1.0);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const double mean = sum[i] / terms[i].chunks;
+    // A term already at zero (or not finite: the first step reports it) keeps the scale 1.
+    if (terms[i].chunks > 1 && std::isfinite(mean) && mean > 0) causal_scales_[i] = mean;
+  }
 }
 
 void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
@@ -279,6 +304,7 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   state.term_weights = term_weights_;
   state.slot_weights = objective_.weights();
   state.slot_losses = objective_.slot_losses();
+  state.causal_scales = causal_scales_;
   state.inputs = objective_.inputs();
   state.endings = endings_;
   state.seconds = run_offset_ + now_seconds() - started_;
@@ -306,6 +332,18 @@ void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
       state.slot_weights.size() != objective_.weights().size() ||
       state.slot_losses.size() != objective_.weights().size())
     fail("its loss terms do not match this problem's");
+  // causal_scale initial measures the scales when training starts; a resumed run takes them from
+  // the checkpoint, which has them only when it was written with that setting.
+  const bool scaled =
+      weighting_.causal_scale == Weighting::CausalScale::initial && weighting_.causal_epsilon > 0;
+  if (!state.causal_scales.empty() && state.causal_scales.size() != term_weights_.size())
+    fail("its causal scales do not match this problem's loss terms");
+  if (scaled != !state.causal_scales.empty() &&
+      std::any_of(objective_.terms().begin(), objective_.terms().end(),
+                  [](const LossTerm& t) { return t.chunks > 1; }))
+    fail(scaled ? "it has no causal scales (written without training.weighting.causal_scale: "
+                  "initial)"
+                : "it was written with training.weighting.causal_scale: initial");
   theta = state.theta;
 }
 
@@ -460,11 +498,13 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
     step = resume->step;
     first = static_cast<std::size_t>(resume->stage);
     term_weights_ = resume->term_weights;
+    causal_scales_ = resume->causal_scales;
     endings_ = resume->endings;
     objective_.set_inputs(resume->inputs);
     objective_.set_weights(resume->slot_weights);
     objective_.restore_slot_losses(resume->slot_losses);
   }
+  if (!resume) measure_causal_scales(theta);
   for (std::size_t si = first; si < stages_.size(); ++si) {
     const TrainerState* start = resume && si == first ? resume : nullptr;
     if (!run_stage(si, start, theta, step, result)) {
@@ -499,6 +539,21 @@ constexpr std::array<options::EnumName<Weighting::Kind>, 4> kWeightings{{
 
 const options::EnumTable<Weighting::Kind>& weighting_kind_names() {
   static constexpr options::EnumTable<Weighting::Kind> table("weighting", kWeightings);
+  return table;
+}
+
+namespace {
+constexpr std::array<options::EnumName<Weighting::CausalScale>, 2> kCausalScales{{
+    {Weighting::CausalScale::absolute, "absolute",
+     "epsilon times the chunk losses as they are (Wang, Sankaran & Perdikaris 2022)"},
+    {Weighting::CausalScale::initial, "initial",
+     "the chunk losses divided by the term's mean chunk loss at the start of training, so "
+     "that epsilon does not depend on the residual's units"},
+}};
+}  // namespace
+
+const options::EnumTable<Weighting::CausalScale>& causal_scale_names() {
+  static constexpr options::EnumTable<Weighting::CausalScale> table("causal scale", kCausalScales);
   return table;
 }
 

@@ -42,8 +42,12 @@
 // as a finished one ends (a checkpoint, the result), with its own status. With several ranks
 // (the objective's communicator) the ranks agree on them, so that all stop after the same step.
 // Causal weighting (Wang, Sankaran & Perdikaris 2022), for terms split into time chunks (rows
-// ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l) / M,
-// from the previous step's chunk losses (so epsilon = 0 gives the plain mean).
+// ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l / S) /
+// M, from the previous step's chunk losses (so epsilon = 0 gives the plain mean). The scale S is 1
+// (causal_scale absolute, the paper's), or (causal_scale initial) the term's mean chunk loss at the
+// parameters training starts from, measured by one evaluation before the first step: the weights
+// then do not depend on the residual's units (u_t + 30 u_x starts with chunk losses near 150,
+// u_t/30 + u_x near 0.2, and epsilon 1 silences the later chunks of the first for good).
 #pragma once
 
 #include <Eigen/Core>
@@ -63,14 +67,18 @@ namespace jetpde::solvers {
 
 struct Weighting {
   enum class Kind { fixed, annealing, ntk, gradnorm };  // names: weighting_kind_names()
+  enum class CausalScale { absolute, initial };         // names: causal_scale_names()
   Kind kind = Kind::fixed;
   std::vector<double> initial;  // per term; empty: the objective's weights when training starts
   int every = 100;
   double momentum = 0.9;
   int probes = 4;               // ntk
   double causal_epsilon = 0.0;  // chunked terms only
+  CausalScale causal_scale = CausalScale::absolute;
 };
 const options::EnumTable<Weighting::Kind>& weighting_kind_names();  // training.weighting.kind
+// training.weighting.causal_scale
+const options::EnumTable<Weighting::CausalScale>& causal_scale_names();
 
 using Metrics = std::map<std::string, double>;
 
@@ -97,14 +105,15 @@ struct TrainerState {
   int stage = 0;
   int stage_step = 0;
   Eigen::VectorXd theta;
-  std::vector<double> term_weights;  // per term
-  std::vector<double> slot_weights;  // per slot, as bound (a line-search stage holds them fixed)
-  std::vector<double> slot_losses;   // per slot, the last evaluation's
-  Bindings inputs;                   // by leaf name
-  OptimizerState optimizer;          // of stages[stage]'s optimizer; empty: as constructed
-  std::string endings;               // how the stages before `stage` ended
-  double loss = 0;                   // the last step's
-  double seconds = 0;                // training wall time of the whole run up to this state
+  std::vector<double> term_weights;   // per term
+  std::vector<double> slot_weights;   // per slot, as bound (a line-search stage holds them fixed)
+  std::vector<double> slot_losses;    // per slot, the last evaluation's
+  std::vector<double> causal_scales;  // per term (causal_scale initial); empty: all 1
+  Bindings inputs;                    // by leaf name
+  OptimizerState optimizer;           // of stages[stage]'s optimizer; empty: as constructed
+  std::string endings;                // how the stages before `stage` ended
+  double loss = 0;                    // the last step's
+  double seconds = 0;                 // training wall time of the whole run up to this state
 };
 
 // When to stop before the stages end. Each stop happens after a whole step and checkpoints.
@@ -166,6 +175,7 @@ class Trainer {
  private:
   std::vector<double> slot_weights() const;
   void update_weights(const Eigen::VectorXd& theta, int step);
+  void measure_causal_scales(const Eigen::VectorXd& theta);
   enum class Stop { none, callback, interrupted, time_limit, target };
   Stop after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
   Stop stop_due(const StepInfo& info) const;
@@ -186,6 +196,7 @@ class Trainer {
   std::vector<Stage> stages_;
   Weighting weighting_;
   std::vector<double> term_weights_;
+  std::vector<double> causal_scales_;  // per term; empty: all 1
   Callback callback_;
   int callback_every_ = 1;
   Validation validation_;

@@ -79,6 +79,7 @@ TEST_F(Checkpoints, EveryPartRoundTripsBitForBit) {
   s.term_weights = {1.0, 10.0 / 3};
   s.slot_weights = {0.5, 0.5, 10.0 / 3};
   s.slot_losses = {1e-300, 0.1, 2.5};
+  s.causal_scales = {155.75, 1.0};
   s.inputs = {{"interior", MatrixD::Random(5, 2)}, {"condition0", MatrixD::Random(3, 2)}};
   const MatrixD pairs = MatrixD::Random(2, 7);
   const Eigen::VectorXd g = Eigen::VectorXd::Random(7);
@@ -103,6 +104,7 @@ TEST_F(Checkpoints, EveryPartRoundTripsBitForBit) {
   EXPECT_EQ(t.term_weights, s.term_weights);
   EXPECT_EQ(t.slot_weights, s.slot_weights);
   EXPECT_EQ(t.slot_losses, s.slot_losses);
+  EXPECT_EQ(t.causal_scales, s.causal_scales);
   ASSERT_EQ(t.inputs.size(), 2u);
   EXPECT_TRUE((t.inputs.at("interior") == s.inputs.at("interior")).all());
   EXPECT_TRUE((t.inputs.at("condition0") == s.inputs.at("condition0")).all());
@@ -200,8 +202,7 @@ TEST_F(Checkpoints, ACheckpointOfTheFirstLayoutStillResumes) {
     const auto [resumed, r] = run(&c.state);
     EXPECT_EQ(r.steps, full_result.steps) << file;
     EXPECT_EQ(r.message, full_result.message) << file;
-    EXPECT_LE((resumed - full).cwiseAbs().maxCoeff(), 1e-10 * full.cwiseAbs().maxCoeff())
-        << file;
+    EXPECT_LE((resumed - full).cwiseAbs().maxCoeff(), 1e-10 * full.cwiseAbs().maxCoeff()) << file;
   }
 }
 

@@ -197,6 +197,61 @@ TEST(Objective, WeightsChunksAndCausalWeighting) {
   EXPECT_NEAR(w[2], std::exp(-0.5 * (prev[0] + prev[1])) / 3, 1e-15);
 }
 
+// causal_scale initial: the chunk losses measured against the term's mean chunk loss at the
+// starting parameters, so that the same residual in other units (times 30: chunk losses 900
+// times larger) gets the same causal weights; a resumed run takes the scales from its state.
+TEST(Trainer, AnInitialCausalScaleMakesTheWeightsIndependentOfTheResidualsUnits) {
+  // The weights of each step; `saved`: the state after step 2.
+  const auto run = [](double units, const TrainerState* resume, TrainerState* saved) {
+    Graph g(DType::f64);
+    const Var c = g.param("c", {1, 1});
+    const Var x = g.input("x", {6, 1});
+    Objective obj({{"r", (x - broadcast(c, {6, 1})) * units, 3}}, {c}, options());
+    MatrixD xs(6, 1);
+    xs << 1, 1, 2, 2, 3, 3;
+    obj.set_inputs({{"x", xs}});
+    obj.set_weights({1.0 / 3, 1.0 / 3, 1.0 / 3});  // the term's weight: 1
+    Trainer trainer(obj, {{.steps = 3, .options = nn::AdamOptions{.schedule = {.lr = 0.1}}}},
+                    {.causal_epsilon = 0.5, .causal_scale = Weighting::CausalScale::initial});
+    if (saved)
+      trainer.checkpoint_every(2, [saved](const TrainerState& s) {
+        if (s.step == 2) *saved = s;
+      });
+    Eigen::VectorXd theta(1);
+    theta << 0.0;
+    trainer.train(theta, resume);
+    std::vector<std::vector<double>> w;
+    for (const StepInfo& info : trainer.history()) w.push_back(info.weights);
+    return w;
+  };
+  // Losses at c = 0: 1, 4, 9 (mean 14 / 3); the first step already uses them.
+  TrainerState state;
+  const auto w = run(1.0, nullptr, &state);
+  ASSERT_EQ(w.size(), 3u);
+  ASSERT_EQ(state.causal_scales.size(), 1u);
+  const double scale = state.causal_scales[0];
+  EXPECT_NEAR(scale, 14.0 / 3, 1e-12);
+  EXPECT_NEAR(w[0][0], 1.0 / 3, 1e-15);
+  EXPECT_NEAR(w[0][1], std::exp(-0.5 * 1 / scale) / 3, 1e-15);
+  EXPECT_NEAR(w[0][2], std::exp(-0.5 * (1 + 4) / scale) / 3, 1e-15);
+  // The same residual times 30: the same weights at every step (Adam's steps do not depend on
+  // the gradient's scale either, up to its epsilon).
+  const auto w30 = run(30.0, nullptr, nullptr);
+  for (std::size_t s = 0; s < 3; ++s)
+    for (std::size_t k = 0; k < 3; ++k)
+      EXPECT_NEAR(w30[s][k], w[s][k], 1e-9) << "step " << s + 1 << ", chunk " << k;
+  // Resumed after step 2: the third step's weights are the full run's.
+  const auto resumed = run(1.0, &state, nullptr);
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_EQ(resumed[0], w[2]);
+  // A state without scales (written under causal_scale absolute) is refused.
+  TrainerState unscaled = state;
+  unscaled.causal_scales.clear();
+  expect_user_error([&] { run(1.0, &unscaled, nullptr); },
+                    "trainer: cannot resume from this checkpoint: it has no causal scales "
+                    "(written without training.weighting.causal_scale: initial)");
+}
+
 TEST(Objective, NtkTracesScaleWithTheSquareOfTheResidual) {
   // Term b is 10 times term a on the same points: its NTK block is 100 times a's.
   Poisson1d p;
