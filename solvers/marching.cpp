@@ -319,6 +319,7 @@ Solution Solver::march() {
   TrainResult::Status status = TrainResult::Status::finished;
   double loss = 0, seconds = 0;
   int offset = 0;
+  std::map<std::string, double> first_scales;
   for (int k = 0; k < windows; ++k) {
     WindowHandover handover;
     if (previous)
@@ -338,8 +339,18 @@ Solution Solver::march() {
 
     SolveOptions wo = o;
     wo.time_windows = 1;
+    // causal_scale initial: the first window's scales (measured from the run's initial network)
+    // for every window; a warm-started window would measure its own far smaller, and its later
+    // chunks, where the handed-over solution is still wrong, would stay silenced.
+    if (k > 0 && o.weighting.causal_scales.empty()) wo.weighting.causal_scales = first_scales;
     wo.resume = nullptr;
     wo.started_at = started_;
+    // The time budget in equal shares of what is left: each window may end early, and the
+    // windows after it are still trained (a run-wide deadline would leave them untrained).
+    if (o.max_time > 0) {
+      const double used = clock_seconds() - started_;
+      wo.max_time = used + std::max(0.0, o.max_time - used) / (windows - k);
+    }
     wo.reference = window_reference(o.reference, time, t0, t1, k);
     wo.on_step = [&o, offset, seconds, tag, &slot_of](const StepInfo& info) {
       return o.on_step ? o.on_step(shifted(info, offset, seconds, tag, slot_of)) : true;
@@ -363,6 +374,7 @@ Solution Solver::march() {
     for (const StepInfo& info : w.history())
       history.push_back(shifted(info, offset, seconds, tag, slot_of));
     const TrainResult& r = w.result();
+    if (k == 0) first_scales = r.causal_scales;
     records.push_back({.t0 = t0,
                        .t1 = t1,
                        .steps = r.steps,
@@ -376,10 +388,13 @@ Solution Solver::march() {
     seconds += r.seconds;
     previous_prefix = prefix;
     previous = std::move(w);
-    // A window that stopped (interrupt, time budget, callback, non-finite loss) ends the march; a
-    // window that reached the target error hands over as a finished one does.
+    // A window that stopped (interrupt, callback, non-finite loss) ends the march; one that
+    // reached the target error or spent its share of the time budget hands over as a finished
+    // one does (the run's status then says time_limit).
+    if (r.status == TrainResult::Status::time_limit) status = r.status;
     if (r.status != TrainResult::Status::finished &&
-        r.status != TrainResult::Status::target_reached) {
+        r.status != TrainResult::Status::target_reached &&
+        r.status != TrainResult::Status::time_limit) {
       status = r.status;
       // The windows not trained continue the last one's parameters (so the solution is whole).
       for (int j = k + 1; j < windows; ++j) {

@@ -132,10 +132,22 @@ void Trainer::measure_causal_scales(const Eigen::VectorXd& theta) {
   for (std::size_t s = 0; s < term.size(); ++s) sum[static_cast<std::size_t>(term[s])] += losses[s];
   causal_scales_.assign(terms.size(), 1.0);
   for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (terms[i].chunks < 2) continue;
+    const auto given = weighting_.causal_scales.find(terms[i].name);
     const double mean = sum[i] / terms[i].chunks;
     // A term already at zero (or not finite: the first step reports it) keeps the scale 1.
-    if (terms[i].chunks > 1 && std::isfinite(mean) && mean > 0) causal_scales_[i] = mean;
+    if (given != weighting_.causal_scales.end())
+      causal_scales_[i] = given->second;
+    else if (std::isfinite(mean) && mean > 0)
+      causal_scales_[i] = mean;
   }
+}
+
+std::map<std::string, double> Trainer::causal_scales_by_term() const {
+  std::map<std::string, double> out;
+  for (std::size_t i = 0; i < causal_scales_.size(); ++i)
+    if (objective_.terms()[i].chunks > 1) out[objective_.terms()[i].name] = causal_scales_[i];
+  return out;
 }
 
 void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
@@ -505,6 +517,7 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
     objective_.restore_slot_losses(resume->slot_losses);
   }
   if (!resume) measure_causal_scales(theta);
+  result.causal_scales = causal_scales_by_term();
   for (std::size_t si = first; si < stages_.size(); ++si) {
     const TrainerState* start = resume && si == first ? resume : nullptr;
     if (!run_stage(si, start, theta, step, result)) {

@@ -45,9 +45,10 @@
 // ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l / S) /
 // M, from the previous step's chunk losses (so epsilon = 0 gives the plain mean). The scale S is 1
 // (causal_scale absolute, the paper's), or (causal_scale initial) the term's mean chunk loss at the
-// parameters training starts from, measured by one evaluation before the first step: the weights
-// then do not depend on the residual's units (u_t + 30 u_x starts with chunk losses near 150,
-// u_t/30 + u_x near 0.2, and epsilon 1 silences the later chunks of the first for good).
+// parameters training starts from, measured by one evaluation before the first step (or given:
+// Weighting::causal_scales): the weights then do not depend on the residual's units (u_t + 30 u_x
+// starts with chunk losses near 150, u_t/30 + u_x near 0.2, and epsilon 1 silences the later
+// chunks of the first for good).
 #pragma once
 
 #include <Eigen/Core>
@@ -75,6 +76,9 @@ struct Weighting {
   int probes = 4;               // ntk
   double causal_epsilon = 0.0;  // chunked terms only
   CausalScale causal_scale = CausalScale::absolute;
+  // causal_scale initial: scales given by term name, used instead of measuring (time marching
+  // hands the first window's to the later ones, whose warm start would measure small ones).
+  std::map<std::string, double> causal_scales;
 };
 const options::EnumTable<Weighting::Kind>& weighting_kind_names();  // training.weighting.kind
 // training.weighting.causal_scale
@@ -135,6 +139,7 @@ struct TrainResult {
   Metrics metrics;         // the last validation, if any
   double seconds = 0;      // this train() call's wall time
   double run_seconds = 0;  // the whole run's training time (resumed parts included)
+  std::map<std::string, double> causal_scales;  // causal_scale initial: the scales, by term
 };
 
 // "finished", "stopped", "non_finite", "interrupted", "time_limit", "target_reached".
@@ -176,6 +181,7 @@ class Trainer {
   std::vector<double> slot_weights() const;
   void update_weights(const Eigen::VectorXd& theta, int step);
   void measure_causal_scales(const Eigen::VectorXd& theta);
+  std::map<std::string, double> causal_scales_by_term() const;
   enum class Stop { none, callback, interrupted, time_limit, target };
   Stop after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
   Stop stop_due(const StepInfo& info) const;

@@ -172,6 +172,26 @@ TEST(Marching, InitialRateIsHandedOverAsDataOnUt) {
               1e-5 * expected);
 }
 
+// A time budget far shorter than the stages is shared among the windows: every window trains
+// (a deadline for the whole run would leave the later windows untrained) and stops on its share;
+// the run says time_limit.
+TEST(Marching, TheTimeBudgetIsSharedAmongTheWindows) {
+  SolveOptions o = marched(1000000);
+  o.max_time = 4;
+  const double started = clock_seconds();
+  const Solution s = solve(heat_spec(), o);
+  const double wall = clock_seconds() - started;
+  EXPECT_EQ(s.result().status, TrainResult::Status::time_limit);
+  ASSERT_EQ(s.time_windows().size(), static_cast<std::size_t>(kWindows));
+  for (const WindowRecord& w : s.time_windows()) {
+    EXPECT_EQ(w.status, TrainResult::Status::time_limit) << "window from t = " << w.t0;
+    EXPECT_GT(w.steps, 0) << "window from t = " << w.t0;
+  }
+  // The budget counts from the start of solve(); what comes after the last step (the combined
+  // validation) is not in it.
+  EXPECT_LT(wall, 4 + 8.0);
+}
+
 TEST(Marching, BadTimeWindowsAreUserErrorsNamingTheKey) {
   SolveOptions o = marched(1);
   o.time_windows = 0;

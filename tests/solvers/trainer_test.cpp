@@ -202,7 +202,8 @@ TEST(Objective, WeightsChunksAndCausalWeighting) {
 // times larger) gets the same causal weights; a resumed run takes the scales from its state.
 TEST(Trainer, AnInitialCausalScaleMakesTheWeightsIndependentOfTheResidualsUnits) {
   // The weights of each step; `saved`: the state after step 2.
-  const auto run = [](double units, const TrainerState* resume, TrainerState* saved) {
+  const auto run = [](double units, const TrainerState* resume, TrainerState* saved,
+                      std::map<std::string, double> given = {}) {
     Graph g(DType::f64);
     const Var c = g.param("c", {1, 1});
     const Var x = g.input("x", {6, 1});
@@ -212,14 +213,20 @@ TEST(Trainer, AnInitialCausalScaleMakesTheWeightsIndependentOfTheResidualsUnits)
     obj.set_inputs({{"x", xs}});
     obj.set_weights({1.0 / 3, 1.0 / 3, 1.0 / 3});  // the term's weight: 1
     Trainer trainer(obj, {{.steps = 3, .options = nn::AdamOptions{.schedule = {.lr = 0.1}}}},
-                    {.causal_epsilon = 0.5, .causal_scale = Weighting::CausalScale::initial});
+                    {.causal_epsilon = 0.5,
+                     .causal_scale = Weighting::CausalScale::initial,
+                     .causal_scales = std::move(given)});
     if (saved)
       trainer.checkpoint_every(2, [saved](const TrainerState& s) {
         if (s.step == 2) *saved = s;
       });
     Eigen::VectorXd theta(1);
     theta << 0.0;
-    trainer.train(theta, resume);
+    const TrainResult r = trainer.train(theta, resume);
+    if (saved) {
+      EXPECT_EQ(r.causal_scales.size(), 1u);
+      EXPECT_EQ(r.causal_scales.at("r"), saved->causal_scales.at(0));
+    }
     std::vector<std::vector<double>> w;
     for (const StepInfo& info : trainer.history()) w.push_back(info.weights);
     return w;
@@ -244,6 +251,10 @@ TEST(Trainer, AnInitialCausalScaleMakesTheWeightsIndependentOfTheResidualsUnits)
   const auto resumed = run(1.0, &state, nullptr);
   ASSERT_EQ(resumed.size(), 1u);
   EXPECT_EQ(resumed[0], w[2]);
+  // Scales given by term name (time marching hands the first window's on) are used as they are.
+  const auto given = run(1.0, nullptr, nullptr, {{"r", 2.0}});
+  EXPECT_NEAR(given[0][1], std::exp(-0.5 * 1 / 2.0) / 3, 1e-15);
+  EXPECT_NEAR(given[0][2], std::exp(-0.5 * (1 + 4) / 2.0) / 3, 1e-15);
   // A state without scales (written under causal_scale absolute) is refused.
   TrainerState unscaled = state;
   unscaled.causal_scales.clear();
