@@ -9,6 +9,13 @@
 // time cold (an empty cache) and from the cache, the kernel and GEMM counts, the arena, the split
 // of a step between GEMMs and kernels, and the rate their stacked GEMMs reach (the SGEMM rate
 // printed beside them is this CPU's, measured in the same run).
+//
+// And each compiled step's distance from this machine's limit: the step's GEMM FLOPs at the
+// machine's GEMM rate (2048^3 SGEMM; DGEMM for fp64) plus the memory a step cannot avoid at the
+// machine's bandwidth (a triad on every thread): the points read, the parameters read and their
+// gradient written, and every hidden layer's Taylor streams written in the forward pass and read
+// back in the reverse one (N x width x streams values each way). "x limit" is the measured step
+// over that sum: 1.0 would be the hardware's speed.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +27,12 @@
 #include <thread>
 #include <vector>
 
+#include <omp.h>
 #include <unistd.h>
+
+#include <cblas.h>
+
+#include <stdexcept>
 
 #include <filesystem>
 #include <variant>
@@ -120,6 +132,10 @@ struct Result {
   int kernels = 0, gemms = 0, native_bf16_gemms = 0;
   std::int64_t arena_bytes = 0;
   double gemm_seconds = 0, kernel_seconds = 0, gemm_gflops = 0;
+  // The limit (see the top of this file).
+  double gemm_flops = 0, min_bytes = 0;
+  double limit_gemm_seconds = 0, limit_memory_seconds = 0;
+  double limit_seconds() const { return limit_gemm_seconds + limit_memory_seconds; }
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -201,10 +217,34 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
   r.gemm_seconds = median(gemm);
   r.kernel_seconds = median(kernel);
   r.gemm_gflops = flops / r.gemm_seconds * 1e-9;
+  r.gemm_flops = flops;
   return r;
 }
 
-Result run_workload(const std::string& name, const std::string& executor, const Options& o) {
+// The bytes a step cannot avoid moving (see the top of this file), in the precision's element
+// size (bf16 and fp16 keep f32 values outside the GEMM operands).
+double min_step_bytes(const Workload& w, compiler::PrecisionPolicy precision) {
+  const double element = precision == compiler::PrecisionPolicy::fp64 ? 8.0 : 4.0;
+  double parameters = 0;
+  for (const Var& p : w.params)
+    parameters += static_cast<double>(p.shape().rows) * static_cast<double>(p.shape().cols);
+  double streams = 0;
+  for (int width : w.spec.hidden)
+    streams += static_cast<double>(w.points) * width * std::max(1, w.stream_count);
+  const double points = static_cast<double>(w.points) * w.spec.inputs();
+  return element * (points + 2 * parameters + 2 * streams);
+}
+
+struct Machine {
+  double sgemm_peak = 0;    // 2048^3, GFLOP/s
+  double sgemm_skinny = 0;  // 32768 x 64 x 64, a stacked PINN layer
+  double dgemm_peak = 0;    // 1024^3 in double
+  double bandwidth = 0;     // GB/s, triad on every thread
+  int threads = 1;
+};
+
+Result run_workload(const std::string& name, const std::string& executor, const Options& o,
+                    const Machine& m) {
   const auto build_start = std::chrono::steady_clock::now();
   const Workload w = build_workload(name, {.points = o.points});
   const double build_seconds = seconds_since(build_start);
@@ -218,6 +258,13 @@ Result run_workload(const std::string& name, const std::string& executor, const 
   r.streams = w.stream_count;
   r.median_seconds = median(r.step_seconds);
   r.points_per_second = w.points / r.median_seconds;
+  if (executor == "cpu") {
+    const double rate =
+        o.precision == compiler::PrecisionPolicy::fp64 ? m.dgemm_peak : m.sgemm_peak;
+    r.min_bytes = min_step_bytes(w, o.precision);
+    r.limit_gemm_seconds = r.gemm_flops / (rate * 1e9);
+    r.limit_memory_seconds = r.min_bytes / (m.bandwidth * 1e9);
+  }
   return r;
 }
 
@@ -233,6 +280,37 @@ double sgemm_rate(int m, int k, int n) {
     if (rep > 0) t.push_back(seconds_since(start));
   }
   return 2.0 * m * n * k / median(t) * 1e-9;
+}
+
+// DGEMM at n^3 through the CBLAS the compiled fp64 GEMMs call (compiler/cpu_runtime.cpp), GFLOP/s.
+double dgemm_rate(int n) {
+  const std::size_t size = static_cast<std::size_t>(n) * n;
+  std::vector<double> a(size, 0.5), b(size, 0.25), c(size);
+  std::vector<double> t;
+  for (int rep = 0; rep < 4; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n,
+                0.0, c.data(), n);
+    if (rep > 0) t.push_back(seconds_since(start));
+  }
+  return 2.0 * n * n * n / median(t) * 1e-9;
+}
+
+// Memory bandwidth in GB/s: a = b + s c over three arrays of 32 Mi floats (384 MiB, far past any
+// cache), on every OpenMP thread, counted as STREAM counts a triad (two reads and a write).
+double triad_bandwidth() {
+  const std::size_t n = std::size_t{1} << 25;
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  std::vector<double> t;
+  for (int rep = 0; rep < 6; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    const float s = 0.5f + static_cast<float>(rep);
+#pragma omp parallel for schedule(static)
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) a[i] = b[i] + s * c[i];
+    if (rep > 0) t.push_back(seconds_since(start));
+  }
+  if (a[n / 2] != 1.0f + 5.5f * 2.0f) throw std::runtime_error("triad: wrong result");
+  return 3.0 * sizeof(float) * static_cast<double>(n) / median(t) * 1e-9;
 }
 
 std::string utc_date() {
@@ -262,11 +340,6 @@ std::string openblas_environment() {
   return set.empty() ? "both unset" : set;
 }
 
-struct Machine {
-  double sgemm_peak = 0;    // 2048^3
-  double sgemm_skinny = 0;  // 32768 x 64 x 64, a stacked PINN layer
-};
-
 void print_facts(const Options& o, const Machine& m) {
   std::cout << "jetpde_bench  " << utc_date() << "\n"
             << "cores: " << std::thread::hardware_concurrency() << "  cpu: " << cpu_model() << "\n"
@@ -278,14 +351,23 @@ void print_facts(const Options& o, const Machine& m) {
   std::printf("machine SGEMM (%s): %.1f GFLOP/s at 2048^3, %.1f GFLOP/s at 32768x64x64\n",
               compiler::sgemm_library(), m.sgemm_peak, m.sgemm_skinny);
   std::printf(
+      "machine DGEMM (CBLAS): %.1f GFLOP/s at 1024^3; memory: %.1f GB/s (triad, %d "
+      "threads)\n",
+      m.dgemm_peak, m.bandwidth, m.threads);
+  std::printf(
+      "limit of a step: its GEMM FLOPs at the %s rate + its unavoidable bytes at that "
+      "bandwidth; x limit = step / limit\n",
+      o.precision == compiler::PrecisionPolicy::fp64 ? "DGEMM" : "SGEMM");
+  std::printf(
       "CPU bf16 GEMMs: %s\n",
       compiler::native_bf16_gemm_available()
           ? "native where both operands are bf16 (oneDNN matmul, AVX512-BF16/AMX; column bf16)"
           : "emulated (f32 GEMMs on bf16-rounded operands)");
   std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
-  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s %5s\n", "workload",
-              "executor", "points", "streams", "s/step", "points/s", "cold s", "cached s",
-              "kernels", "gemms", "gemm s", "kern s", "GFLOP/s", "arena MB", "bf16");
+  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s %5s %9s %9s %7s\n",
+              "workload", "executor", "points", "streams", "s/step", "points/s", "cold s",
+              "cached s", "kernels", "gemms", "gemm s", "kern s", "GFLOP/s", "arena MB", "bf16",
+              "limit s", "min MB", "x limit");
   std::fflush(stdout);
 }
 
@@ -301,6 +383,9 @@ void print_row(const Result& r) {
                 r.compile_cold_seconds, r.compile_cached_seconds, r.kernels, r.gemms,
                 r.gemm_seconds, r.kernel_seconds, r.gemm_gflops,
                 static_cast<double>(r.arena_bytes) / (1 << 20), r.native_bf16_gemms);
+  if (r.limit_seconds() > 0)
+    std::printf(fast ? " %9.6f %9.1f %7.2f" : " %9.4f %9.1f %7.2f", r.limit_seconds(),
+                r.min_bytes / (1 << 20), r.median_seconds / r.limit_seconds());
   std::printf("\n");
   std::fflush(stdout);
 }
@@ -328,7 +413,8 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
   out << R"(  "openblas_environment": )" << quoted(openblas_environment()) << ",\n";
   out << R"(  "sgemm_library": )" << quoted(compiler::sgemm_library()) << ",\n";
   out << R"(  "sgemm_gflops_2048": )" << m.sgemm_peak << R"(, "sgemm_gflops_32768x64x64": )"
-      << m.sgemm_skinny << ",\n";
+      << m.sgemm_skinny << R"(, "dgemm_gflops_1024": )" << m.dgemm_peak << R"(, "triad_gb_per_s": )"
+      << m.bandwidth << R"(, "threads": )" << m.threads << ",\n";
   out << R"(  "results": [)"
       << "\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -348,6 +434,11 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
           << r.native_bf16_gemms << R"(, "arena_bytes": )" << r.arena_bytes
           << R"(, "gemm_seconds": )" << r.gemm_seconds << R"(, "kernel_seconds": )"
           << r.kernel_seconds << R"(, "gemm_gflops": )" << r.gemm_gflops;
+    if (r.limit_seconds() > 0)
+      out << R"(, "gemm_flops": )" << r.gemm_flops << R"(, "min_bytes": )" << r.min_bytes
+          << R"(, "limit_gemm_seconds": )" << r.limit_gemm_seconds
+          << R"(, "limit_memory_seconds": )" << r.limit_memory_seconds << R"(, "times_limit": )"
+          << r.median_seconds / r.limit_seconds();
     out << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   out << "  ]\n}\n";
@@ -356,12 +447,17 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
 
 int run(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  const Machine m{sgemm_rate(2048, 2048, 2048), sgemm_rate(32768, 64, 64)};
+  Machine m;
+  m.sgemm_peak = sgemm_rate(2048, 2048, 2048);
+  m.sgemm_skinny = sgemm_rate(32768, 64, 64);
+  m.dgemm_peak = dgemm_rate(1024);
+  m.bandwidth = triad_bandwidth();
+  m.threads = omp_get_max_threads();
   print_facts(o, m);
   std::vector<Result> results;
   for (const std::string& name : o.workloads)
     for (const std::string& executor : o.executors) {
-      results.push_back(run_workload(name, executor, o));
+      results.push_back(run_workload(name, executor, o, m));
       print_row(results.back());
     }
   if (!o.json.empty()) {
