@@ -71,6 +71,8 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   j["metrics"] = s.metrics();
   if (s.validation_points() > 0) j["validation_points"] = s.validation_points();
   if (const auto parameters = s.parameters(); !parameters.empty()) j["parameters"] = parameters;
+  // training.weighting.causal_scale initial: what each chunked term's losses were measured against.
+  if (!res.causal_scales.empty()) j["causal_scales"] = res.causal_scales;
   if (!s.time_windows().empty()) {
     // Time marching: each window's interval, training and own validation (over its slab).
     nlohmann::ordered_json windows = nlohmann::ordered_json::array();

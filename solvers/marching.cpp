@@ -411,6 +411,7 @@ Solution Solver::march() {
   result.steps = offset;
   result.loss = loss;
   result.message = std::to_string(windows) + " time windows: " + message;
+  result.causal_scales = first_scales;        // every window's
   result.metrics = combined.validate(theta);  // the combined solution over the whole domain
   // The combined loss terms once (Solution::losses): the equations and conditions over the whole
   // domain, and the interface terms, which measure the jumps at the windows' edges.

@@ -178,9 +178,10 @@ TEST_F(Cli, TimeMarchedRunWritesTheWindowsAndEvalReadsTheCombinedSolution) {
             "  - {kind: initial_value, value: sin(pi*x), points: 64, weight: 10}\n"
             "  - {kind: dirichlet, on: spatial, points: 64, weight: 10}\n"
             "network: {hidden: [16, 16]}\n"
-            "sampling: {interior_points: 256}\n"
+            "sampling: {interior_points: 256, time_chunks: 4}\n"
             "training:\n  time_windows: 2\n  stages:\n"
             "    - {optimizer: adam, steps: 300, learning_rate: 0.01}\n"
+            "  weighting: {causal_epsilon: 1, causal_scale: initial}\n"
             "reference:\n  expressions: {u: sin(pi*x)*exp(-0.2*pi^2*t)}\n"
             "output: {dir: " +
                 out + ", grid: [9], time_steps: 3, progress: none}\nthreads: 1\n");
@@ -201,6 +202,10 @@ TEST_F(Cli, TimeMarchedRunWritesTheWindowsAndEvalReadsTheCombinedSolution) {
   EXPECT_NE(second, std::string::npos) << json;
   EXPECT_NE(json.find("\"steps\": 300,", second), std::string::npos) << json;
   EXPECT_NE(json.find("\"interface_solution\": "), std::string::npos) << json;
+  // The causal scale every window used: the first window's, measured at its start.
+  const std::size_t scales = json.find("\"causal_scales\": {");
+  EXPECT_NE(scales, std::string::npos) << json;
+  EXPECT_NE(json.find("\"pde\": ", scales), std::string::npos) << json;
   std::ifstream history(fs::path(out) / "history.csv");
   std::string line, last;
   while (std::getline(history, line))
