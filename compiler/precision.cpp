@@ -11,9 +11,9 @@
 //         scaling is per stream (the pass runs before GEMM stacking, one operand per stream) and
 //         per step (recomputed from the values every time), which covers loss scaling too.
 //   auto  bf16 where the CPU runtime multiplies bf16 natively (oneDNN on AVX512-BF16 or AMX:
-//         native_bf16_gemm_available()), else fp32. The trainer's validation check that falls
-//         back to fp32 when the error grows comes with the solvers. (The CUDA runtime still
-//         emulates bf16 GEMMs with f32 cuBLAS calls on rounded operands.)
+//         native_bf16_gemm_available()), else fp32. In training the trainer checks it against
+//         fp32 and falls back to fp32 when they drift (solvers/trainer.h, PrecisionCheck). (The
+//         CUDA runtime still emulates bf16 GEMMs with f32 cuBLAS calls on rounded operands.)
 // Explicit casts in the user's graph are kept.
 #include <array>
 #include <fstream>
@@ -61,7 +61,9 @@ constexpr std::array<options::EnumName<PrecisionPolicy>, 6> kPrecisions{{
     {PrecisionPolicy::fp32, "fp32", "every leaf in f32"},
     {PrecisionPolicy::bf16, "bf16", "GEMM operands in bf16, everything else in f32"},
     {PrecisionPolicy::fp16, "fp16", "as bf16 with f16 operands, each scaled first"},
-    {PrecisionPolicy::automatic, "auto", "bf16 where the CPU multiplies bf16 natively, else fp32"},
+    {PrecisionPolicy::automatic, "auto",
+     "bf16 where the CPU multiplies bf16 natively, else fp32; in training checked against fp32 "
+     "(training.precision_check), with L-BFGS stages in fp32"},
 }};
 }  // namespace
 

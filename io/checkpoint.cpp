@@ -137,6 +137,8 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write_scalar("step", std::int64_t{s.step});
   w.write_scalar("stage", std::int64_t{s.stage});
   w.write_scalar("stage_step", std::int64_t{s.stage_step});
+  if (s.precision_switched_at >= 0)
+    w.write_scalar("precision_switched_at", std::int64_t{s.precision_switched_at});
   w.write_scalar("loss", s.loss);
   w.write_scalar("seconds", s.seconds);
   w.write_string("endings", s.endings);
@@ -163,6 +165,8 @@ solvers::TrainerState read_state(const std::string& f, int version) {
   s.step = static_cast<int>(read_int(f, "step"));
   s.stage = static_cast<int>(read_int(f, "stage"));
   s.stage_step = static_cast<int>(read_int(f, "stage_step"));
+  if (has_dataset(f, "precision_switched_at"))
+    s.precision_switched_at = static_cast<int>(read_int(f, "precision_switched_at"));
   s.loss = read_dataset(f, "loss").values.at(0);
   // Checkpoints written before the training time was kept have none: 0.
   s.seconds = has_dataset(f, "seconds") ? read_dataset(f, "seconds").values.at(0) : 0.0;

@@ -687,6 +687,7 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
     }
   }
   read_declared(solvers::weighting_options(), t["weighting"], run.weighting);
+  read_declared(solvers::precision_check_options(), t["precision_check"], run.precision_check);
   solvers::SolveOptions budgets;
   read_declared(solvers::training_options(), t, budgets);
   run.max_time = budgets.max_time;

@@ -82,9 +82,10 @@ struct RunConfig {
   solvers::ProblemSpec spec;
   std::vector<solvers::Stage> stages;
   solvers::Weighting weighting;
-  double max_time = 0;      // training.max_time, seconds (0: none)
-  double target_error = 0;  // training.target_error (0: none)
-  int time_windows = 1;     // training.time_windows (1: no time marching)
+  solvers::PrecisionCheck precision_check;  // training.precision_check
+  double max_time = 0;                      // training.max_time, seconds (0: none)
+  double target_error = 0;                  // training.target_error (0: none)
+  int time_windows = 1;                     // training.time_windows (1: no time marching)
   std::uint64_t seed = 0;
   int resample_every = 0;
   bool adaptive = false;

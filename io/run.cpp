@@ -73,6 +73,12 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   if (const auto parameters = s.parameters(); !parameters.empty()) j["parameters"] = parameters;
   // training.weighting.causal_scale initial: what each chunked term's losses were measured against.
   if (!res.causal_scales.empty()) j["causal_scales"] = res.causal_scales;
+  // precision: auto: each check of 16-bit against fp32 ([step, drift]) and the switch, if any.
+  if (!res.precision_checks.empty()) {
+    j["precision_checks"] = res.precision_checks;
+    if (res.precision_switched_at >= 0)
+      j["precision_switched_to_fp32_at_step"] = res.precision_switched_at;
+  }
   if (!s.time_windows().empty()) {
     // Time marching: each window's interval, training and own validation (over its slab).
     nlohmann::ordered_json windows = nlohmann::ordered_json::array();
@@ -359,6 +365,7 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
         adam->schedule.total_steps = std::min(adam->schedule.total_steps, o.max_steps);
     }
   s.weighting = c.weighting;
+  s.precision_check = c.precision_check;
   s.seed = c.seed;
   s.resample_every = c.resample_every;
   s.adaptive = c.adaptive;

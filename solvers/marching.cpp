@@ -320,6 +320,8 @@ Solution Solver::march() {
   double loss = 0, seconds = 0;
   int offset = 0;
   std::map<std::string, double> first_scales;
+  std::vector<std::pair<int, double>> checks;  // precision: auto, at the run's steps
+  int switched_at = -1;
   for (int k = 0; k < windows; ++k) {
     WindowHandover handover;
     if (previous)
@@ -343,6 +345,8 @@ Solution Solver::march() {
     // for every window; a warm-started window would measure its own far smaller, and its later
     // chunks, where the handed-over solution is still wrong, would stay silenced.
     if (k > 0 && o.weighting.causal_scales.empty()) wo.weighting.causal_scales = first_scales;
+    // precision: auto: a window that went to fp32 leaves the later ones in fp32.
+    if (switched_at >= 0) wo.precision_check.switched = true;
     wo.resume = nullptr;
     wo.started_at = started_;
     // The time budget in equal shares of what is left: each window may end early, and the
@@ -375,6 +379,9 @@ Solution Solver::march() {
       history.push_back(shifted(info, offset, seconds, tag, slot_of));
     const TrainResult& r = w.result();
     if (k == 0) first_scales = r.causal_scales;
+    for (const auto& [at, drift] : r.precision_checks) checks.emplace_back(at + offset, drift);
+    if (switched_at < 0 && r.precision_switched_at > 0)
+      switched_at = r.precision_switched_at + offset;
     records.push_back({.t0 = t0,
                        .t1 = t1,
                        .steps = r.steps,
@@ -411,7 +418,9 @@ Solution Solver::march() {
   result.steps = offset;
   result.loss = loss;
   result.message = std::to_string(windows) + " time windows: " + message;
-  result.causal_scales = first_scales;        // every window's
+  result.causal_scales = first_scales;  // every window's
+  result.precision_checks = std::move(checks);
+  result.precision_switched_at = switched_at;
   result.metrics = combined.validate(theta);  // the combined solution over the whole domain
   // The combined loss terms once (Solution::losses): the equations and conditions over the whole
   // domain, and the interface terms, which measure the jumps at the windows' edges.

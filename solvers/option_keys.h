@@ -21,6 +21,8 @@ const options::Declaration<Condition>& condition_options();
 const options::Declaration<HardConstraint>& hard_constraint_options();
 // training.weighting: kind, every, momentum, causal_epsilon.
 const options::Declaration<Weighting>& weighting_options();
+// training.precision_check: every, tolerance (precision: auto).
+const options::Declaration<PrecisionCheck>& precision_check_options();
 // reference: exact, expressions, data, every, points, metrics; the tables and `data` are read by
 // hand (they are parsed against the problem's context, or read from a file).
 const options::Declaration<Reference>& reference_options();

@@ -298,6 +298,12 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
   Problem& p = *problem_;
   const SolveOptions& o = options_;
   trainer_ = std::make_unique<Trainer>(p.objective(), o.stages, o.weighting);
+  trainer_->check_precision(o.precision_check, [warn = o.warn](const std::string& line) {
+    if (warn)
+      warn(line);
+    else
+      std::fprintf(stderr, "jetpde: %s\n", line.c_str());
+  });
   for (const Stage& s : o.stages) total_steps_ += s.steps;
   if (o.time_windows < 1)
     throw UserError("training.time_windows: " + std::to_string(o.time_windows) +

@@ -99,6 +99,7 @@ class CheckpointSink {
 struct SolveOptions {
   std::vector<Stage> stages;  // at least one (Trainer's checks)
   Weighting weighting;
+  PrecisionCheck precision_check;  // precision: auto (Trainer::check_precision)
   std::uint64_t seed = 0;  // the network's initial parameters, validation points, resampling
   // > 0: every point set drawn again every this many Adam steps, with seed + step; `adaptive`
   // draws the interior points by residual (RAD, Problem::adaptive_interior) from

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "autodiff/errors.h"
+#include "compiler/passes.h"
 #include "nn/detail/names.h"
 
 namespace jetpde::solvers {
@@ -148,6 +149,62 @@ std::map<std::string, double> Trainer::causal_scales_by_term() const {
   for (std::size_t i = 0; i < causal_scales_.size(); ++i)
     if (objective_.terms()[i].chunks > 1) out[objective_.terms()[i].name] = causal_scales_[i];
   return out;
+}
+
+void Trainer::check_precision(PrecisionCheck check, std::function<void(const std::string&)> note) {
+  if (check.every < 0) throw UserError("trainer: the precision check's every must not be negative");
+  if (!(check.tolerance >= 0))
+    throw UserError("trainer: the precision check's tolerance must not be negative");
+  precision_check_ = check;
+  precision_note_ = std::move(note);
+}
+
+compiler::PrecisionPolicy Trainer::stage_precision(const Stage& stage) const {
+  using P = compiler::PrecisionPolicy;
+  if (stage.precision) return *stage.precision;
+  const P run = objective_.run_precision();
+  if (run != P::automatic || compiler::resolve_auto(run) == P::fp32) return run;
+  return precision_switched_at_ >= 0 || stage.line_search() ? P::fp32 : run;
+}
+
+bool Trainer::checking_precision(const Stage& stage) const {
+  return precision_check_.every > 0 && precision_switched_at_ < 0 && !stage.precision &&
+         !stage.line_search() &&
+         objective_.run_precision() == compiler::PrecisionPolicy::automatic &&
+         compiler::resolve_auto(compiler::PrecisionPolicy::automatic) !=
+             compiler::PrecisionPolicy::fp32;
+}
+
+void Trainer::compare_precisions(const Eigen::VectorXd& theta, int step, TrainResult& result) {
+  using P = compiler::PrecisionPolicy;
+  Eigen::VectorXd g32, g16;
+  objective_.use_precision(P::fp32);
+  const double l32 = objective_.evaluate(theta, &g32);
+  objective_.use_precision(P::automatic);
+  // Last, so that the slot losses the next step's causal weights read are the run's precision's.
+  const double l16 = objective_.evaluate(theta, &g16);
+  const auto relative = [](double difference, double size) {
+    return size > 0 ? difference / size : (difference > 0 ? INFINITY : 0.0);
+  };
+  double drift = std::max(relative(std::abs(l16 - l32), std::abs(l32)),
+                          relative((g16 - g32).norm(), g32.norm()));
+  if (std::isnan(drift)) drift = INFINITY;
+  // Every rank decides alike (their parts of a neighbour-exchanged gradient differ).
+  objective_.communicator().allreduce_max({&drift, 1});
+  result.precision_checks.emplace_back(step, drift);
+  if (drift <= precision_check_.tolerance) return;
+  precision_switched_at_ = step;
+  result.precision_switched_at = step;
+  objective_.use_precision(P::fp32);
+  if (precision_note_) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "precision auto: %s differs from fp32 by %.3g at step %d (tolerance %.3g); "
+                  "the run goes on in fp32",
+                  compiler::precision_name(compiler::resolve_auto(P::automatic)).c_str(), drift,
+                  step, precision_check_.tolerance);
+    precision_note_(line);
+  }
 }
 
 void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
@@ -317,6 +374,7 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   state.slot_weights = objective_.weights();
   state.slot_losses = objective_.slot_losses();
   state.causal_scales = causal_scales_;
+  state.precision_switched_at = precision_switched_at_;
   state.inputs = objective_.inputs();
   state.endings = endings_;
   state.seconds = run_offset_ + now_seconds() - started_;
@@ -379,7 +437,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   const bool final_stage = si + 1 == stages_.size();
   // The stage's arithmetic (config, not state: a stage resumed into switches the same way), set
   // before anything is bound for the stage so that its weights land in that step.
-  objective_.use_precision(stage.precision.value_or(objective_.run_precision()));
+  objective_.use_precision(stage_precision(stage));
   const std::unique_ptr<Optimizer> optimizer = make_optimizer(stage, objective_.layout());
   if (start) optimizer->restore(start->optimizer);
   // A line search needs one objective: no resampling and no weight updates in its stage, the
@@ -425,6 +483,8 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
         update_weights(theta, step);
       objective_.set_weights(slot_weights());
+      if (step > 0 && step % std::max(1, precision_check_.every) == 0 && checking_precision(stage))
+        compare_precisions(theta, step, result);
     }
     if (before_update) {
       previous = theta;
@@ -511,6 +571,7 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
     first = static_cast<std::size_t>(resume->stage);
     term_weights_ = resume->term_weights;
     causal_scales_ = resume->causal_scales;
+    precision_switched_at_ = resume->precision_switched_at;
     endings_ = resume->endings;
     objective_.set_inputs(resume->inputs);
     objective_.set_weights(resume->slot_weights);
@@ -518,6 +579,8 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   }
   if (!resume) measure_causal_scales(theta);
   result.causal_scales = causal_scales_by_term();
+  if (!resume) precision_switched_at_ = precision_check_.switched ? 0 : -1;
+  result.precision_switched_at = precision_switched_at_;
   for (std::size_t si = first; si < stages_.size(); ++si) {
     const TrainerState* start = resume && si == first ? resume : nullptr;
     if (!run_stage(si, start, theta, step, result)) {

@@ -86,6 +86,19 @@ const options::EnumTable<Weighting::CausalScale>& causal_scale_names();
 
 using Metrics = std::map<std::string, double>;
 
+// precision: auto where it resolved to 16-bit GEMM operands (bf16 on a CPU with AVX512-BF16 or
+// AMX): every `every` steps of a stage without a line search (and without a precision of its
+// own), the loss and gradient at the current parameters are evaluated in that precision and in
+// fp32 on the same points; when either differs from fp32's by more than `tolerance` (relative:
+// |L16 - L32| / |L32|, |g16 - g32| / |g32|), the run goes on in fp32 for good. Line-search stages
+// (L-BFGS) run in fp32 under auto: a line search needs a loss exact to far below bf16's 3 digits.
+// every = 0: no checks (auto stays 16-bit in the stages without a line search).
+struct PrecisionCheck {
+  int every = 500;
+  double tolerance = 0.05;
+  bool switched = false;  // start in fp32, as switched (a later time window of a run that did)
+};
+
 struct StepInfo {
   int step = 0;  // counted over all stages, from 1
   std::string stage;
@@ -113,6 +126,7 @@ struct TrainerState {
   std::vector<double> slot_weights;   // per slot, as bound (a line-search stage holds them fixed)
   std::vector<double> slot_losses;    // per slot, the last evaluation's
   std::vector<double> causal_scales;  // per term (causal_scale initial); empty: all 1
+  int precision_switched_at = -1;     // precision auto: the step it went to fp32 at (-1: not)
   Bindings inputs;                    // by leaf name
   OptimizerState optimizer;           // of stages[stage]'s optimizer; empty: as constructed
   std::string endings;                // how the stages before `stage` ended
@@ -140,6 +154,10 @@ struct TrainResult {
   double seconds = 0;      // this train() call's wall time
   double run_seconds = 0;  // the whole run's training time (resumed parts included)
   std::map<std::string, double> causal_scales;  // causal_scale initial: the scales, by term
+  // precision auto (PrecisionCheck): each check's step and drift (the larger of the loss's and the
+  // gradient's relative difference from fp32), and the step the run went to fp32 at (-1: never).
+  std::vector<std::pair<int, double>> precision_checks;
+  int precision_switched_at = -1;
 };
 
 // "finished", "stopped", "non_finite", "interrupted", "time_limit", "target_reached".
@@ -170,6 +188,10 @@ class Trainer {
   using Checkpointer = std::function<void(const TrainerState& state)>;
   void checkpoint_every(int every, Checkpointer checkpointer);
 
+  // precision: auto: the check of 16-bit against fp32 (PrecisionCheck); `note` hears of a switch
+  // to fp32 when it happens (one line). UserError for a negative `every` or tolerance.
+  void check_precision(PrecisionCheck check, std::function<void(const std::string&)> note = {});
+
   // Trains theta in place. When the loss or its gradient stops being finite, theta is the last
   // parameters with a finite loss and the result says at which step and in which terms.
   // With `resume`, continues from that state (theta is replaced by its parameters); UserError
@@ -182,6 +204,13 @@ class Trainer {
   void update_weights(const Eigen::VectorXd& theta, int step);
   void measure_causal_scales(const Eigen::VectorXd& theta);
   std::map<std::string, double> causal_scales_by_term() const;
+  // The precision stage `stage` runs in (its own; else under auto fp32 for a line search or after
+  // a switch; else the run's).
+  compiler::PrecisionPolicy stage_precision(const Stage& stage) const;
+  // Whether the run's precision is auto resolved to 16-bit operands and not yet switched.
+  bool checking_precision(const Stage& stage) const;
+  // One check (PrecisionCheck) before step `step`; switches to fp32 when it drifted.
+  void compare_precisions(const Eigen::VectorXd& theta, int step, TrainResult& result);
   enum class Stop { none, callback, interrupted, time_limit, target };
   Stop after_step(StepInfo info, const Eigen::VectorXd& theta, bool last);
   Stop stop_due(const StepInfo& info) const;
@@ -203,6 +232,9 @@ class Trainer {
   Weighting weighting_;
   std::vector<double> term_weights_;
   std::vector<double> causal_scales_;  // per term; empty: all 1
+  PrecisionCheck precision_check_;
+  std::function<void(const std::string&)> precision_note_;
+  int precision_switched_at_ = -1;
   Callback callback_;
   int callback_every_ = 1;
   Validation validation_;

@@ -12,6 +12,7 @@
 
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
+#include "compiler/passes.h"
 #include "nn/network.h"
 #include "solvers/objective.h"
 #include "solvers/trainer.h"
@@ -240,6 +241,78 @@ TEST(PrecisionStage, ResumingInsideAnFp64StageGivesTheSameParameters) {
     EXPECT_TRUE(resumed == full) << "from step " << at << ": max difference "
                                  << (resumed - full).cwiseAbs().maxCoeff();
   }
+}
+
+// precision: auto resolved to bf16: the trainer compares the loss and gradient with fp32's every
+// `every` steps of an Adam stage and goes on in fp32 for good once they drift past the tolerance;
+// an L-BFGS stage runs in fp32; a resumed run keeps the switch.
+TEST(PrecisionStage, AutoIsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
+  if (compiler::resolve_auto(PrecisionPolicy::automatic) == PrecisionPolicy::fp32)
+    GTEST_SKIP() << "auto is fp32 on this CPU (no native bf16 GEMMs): nothing to check";
+  const std::vector<Stage> stages{
+      {.name = "adam", .steps = 30, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+      {.name = "lbfgs", .optimizer = "lbfgs", .steps = 5}};
+  struct Run {
+    TrainResult result;
+    std::vector<PrecisionPolicy> precisions;  // of each step
+    std::vector<std::string> notes;
+    std::vector<TrainerState> saved;
+  };
+  const auto run = [&](double tolerance, const TrainerState* resume) {
+    Poisson1d p;
+    Objective obj = p.objective(PrecisionPolicy::automatic);
+    obj.set_inputs(p.inputs());
+    Trainer trainer(obj, stages);
+    Run r;
+    trainer.check_precision({.every = 10, .tolerance = tolerance},
+                            [&r](const std::string& line) { r.notes.push_back(line); });
+    trainer.on_step([&](const StepInfo&) {
+      r.precisions.push_back(obj.precision());
+      return true;
+    });
+    trainer.checkpoint_every(20, [&r](const TrainerState& s) { r.saved.push_back(s); });
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(3));
+    r.result = trainer.train(theta, resume);
+    return r;
+  };
+  using P = PrecisionPolicy;
+  // A tolerance nothing reaches: checks at steps 10 and 20, bf16 a little off fp32, no switch;
+  // the Adam steps in auto (bf16), the L-BFGS ones in fp32.
+  const Run kept = run(1e9, nullptr);
+  ASSERT_EQ(kept.result.precision_checks.size(), 2u);
+  EXPECT_EQ(kept.result.precision_checks[0].first, 10);
+  EXPECT_EQ(kept.result.precision_checks[1].first, 20);
+  for (const auto& [step, drift] : kept.result.precision_checks) {
+    EXPECT_GT(drift, 1e-6) << "step " << step;  // bf16 operands: not fp32's numbers
+    EXPECT_LT(drift, 0.5) << "step " << step;
+  }
+  EXPECT_EQ(kept.result.precision_switched_at, -1);
+  EXPECT_TRUE(kept.notes.empty());
+  ASSERT_EQ(kept.precisions.size(), 35u);
+  EXPECT_EQ(kept.precisions[29], P::automatic);
+  EXPECT_EQ(kept.precisions[30], P::fp32);  // L-BFGS
+  // Tolerance 0: the first check switches; every later step is fp32, and the log says so.
+  const Run switched = run(0.0, nullptr);
+  EXPECT_EQ(switched.result.precision_switched_at, 10);
+  ASSERT_EQ(switched.result.precision_checks.size(), 1u);
+  ASSERT_EQ(switched.notes.size(), 1u);
+  EXPECT_EQ(switched.notes[0].rfind("precision auto: bf16 differs from fp32 by ", 0), 0u)
+      << switched.notes[0];
+  EXPECT_NE(switched.notes[0].find(" at step 10 (tolerance 0); the run goes on in fp32"),
+            std::string::npos)
+      << switched.notes[0];
+  ASSERT_EQ(switched.precisions.size(), 35u);
+  EXPECT_EQ(switched.precisions[9], P::automatic);
+  for (std::size_t k = 10; k < 30; ++k) EXPECT_EQ(switched.precisions[k], P::fp32) << k;
+  // Resumed from step 20, after the switch: fp32 from its first step, no check left to make.
+  ASSERT_FALSE(switched.saved.empty());
+  EXPECT_EQ(switched.saved[0].step, 20);
+  EXPECT_EQ(switched.saved[0].precision_switched_at, 10);
+  const Run resumed = run(0.0, &switched.saved[0]);
+  EXPECT_EQ(resumed.result.precision_switched_at, 10);
+  EXPECT_TRUE(resumed.result.precision_checks.empty());
+  ASSERT_FALSE(resumed.precisions.empty());
+  EXPECT_EQ(resumed.precisions[0], P::fp32);
 }
 
 }  // namespace
