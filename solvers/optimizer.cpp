@@ -124,12 +124,17 @@ std::vector<options::KeyPtr> common_stage_keys() {
       at_least(1, key("steps", T::integer, "1000", "Adam or SOAP updates, or L-BFGS iterations."))};
 }
 
-// Last, after the kind's keys: a key every stage has but few set.
-options::KeyPtr stage_precision_key() {
-  return options::choice("precision", compiler::precision_names(), "",
-                         "Arithmetic of this stage's compiled step (default: the run's "
-                         "`precision`); `fp64` on an L-BFGS stage after f32 ones polishes "
-                         "where f32 can no longer lower the loss.");
+// Last, after the kind's keys: keys every stage has but few set.
+std::vector<options::KeyPtr> rare_stage_keys() {
+  return {options::choice("precision", compiler::precision_names(), "",
+                          "Arithmetic of this stage's compiled step (default: the run's "
+                          "`precision`); `fp64` on an L-BFGS stage after f32 ones polishes "
+                          "where f32 can no longer lower the loss."),
+          options::within(0, 1,
+                          options::key("time_share", options::Key::Type::number, "0",
+                                       "With training.max_time: the stage ends once it has used "
+                                       "this share of the time left when it started, so that "
+                                       "the later stages still run (0: none of its own)."))};
 }
 
 }  // namespace
@@ -138,14 +143,14 @@ std::vector<options::KeyPtr> stage_keys() {
   std::vector<options::KeyPtr> out = common_stage_keys();
   for (const std::string& name : optimizer_names())
     out = options::merged(std::move(out), optimizer_kind(name).keys);
-  out.push_back(stage_precision_key());
+  for (options::KeyPtr& k : rare_stage_keys()) out.push_back(std::move(k));
   return out;
 }
 
 std::vector<options::KeyPtr> stage_keys(const std::string& optimizer) {
   std::vector<options::KeyPtr> out =
       options::merged(common_stage_keys(), optimizer_kind(optimizer).keys);
-  out.push_back(stage_precision_key());
+  for (options::KeyPtr& k : rare_stage_keys()) out.push_back(std::move(k));
   return out;
 }
 
@@ -160,6 +165,8 @@ Stage stage_from_values(const options::Values& values) {
     stage.steps = options::as<int>(it->second);
   if (const auto it = values.find("precision"); it != values.end())
     stage.precision = compiler::precision_names().from_name(options::as<std::string>(it->second));
+  if (const auto it = values.find("time_share"); it != values.end())
+    stage.time_share = options::as<double>(it->second);
   const OptimizerKind& kind = optimizer_kind(stage.optimizer);
   if (kind.read_options) stage.options = kind.read_options(stage, values);
   return stage;

@@ -63,6 +63,10 @@ struct Stage {
   // run's (the objective's compile options). fp64 after an f32 L-BFGS stage that stopped because
   // f32 no longer changed the loss polishes the same parameters further.
   std::optional<compiler::PrecisionPolicy> precision;
+  // With a time budget (StopConditions::max_seconds): the stage ends, as after its last step,
+  // once it has used this share of the time left when it started, so that the later stages
+  // (an fp64 polish) still run; 0: no share of its own (the budget alone stops it).
+  double time_share = 0;
 
   // The options as T: the defaults when empty; UserError naming the stage when they are of
   // another type.

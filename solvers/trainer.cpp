@@ -474,6 +474,14 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   OptimizerState last_good_state, previous_state;
   double loss = start ? start->loss : std::nan("");  // the last step's
   const int first = start ? start->stage_step : 0;
+  // Stage::time_share: the stage's own deadline, a share of the budget left when it starts (on
+  // the clock stop_due reads).
+  double deadline = INFINITY;
+  if (stage.time_share > 0 && stop_.max_seconds > 0) {
+    const double now = now_seconds() - started_;
+    deadline = now + stage.time_share * std::max(0.0, stop_.max_seconds - now);
+  }
+  int done = stage.steps;  // steps the stage took (fewer when its time share ends it)
   for (int k = first; k < stage.steps; ++k) {
     if (!fixed_objective) {
       if (resampler_ && step > 0 && step % resample_every_ == 0) {
@@ -521,7 +529,8 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       std::swap(last_good_state, previous_state);
     }
     ++step;
-    const bool last = final_stage && (k + 1 == stage.steps || optimizer->finished());
+    const bool share_spent = k + 1 < stage.steps && now_seconds() - started_ >= deadline;
+    const bool last = final_stage && (k + 1 == stage.steps || optimizer->finished() || share_spent);
     if (validation_ && (step % validation_every_ == 0 || last)) whole(nullptr);
     const Stop stop = after_step(info_now(step, stage.name, s.loss, s.learning_rate), theta, last);
     // The state is copied (parameters, optimizer, point sets) only on the steps that save it.
@@ -538,11 +547,16 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       set_stopped(stop, stage, step, s.loss, result);
       return false;
     }
+    if (share_spent) {
+      done = k + 1;
+      break;
+    }
   }
   end_exchange();
   endings_ += (endings_.empty() ? "" : "; ") + stage.name +
               (stage.precision ? " (" + compiler::precision_name(*stage.precision) + ")" : "") +
-              ": " + optimizer->ending(stage.steps, loss);
+              ": " + optimizer->ending(done, loss) +
+              (done < stage.steps ? " (its time share spent)" : "");
   result.loss = loss;
   return true;
 }

@@ -538,6 +538,42 @@ TEST(Trainer, StopConditionsEndAfterAStepWithACheckpoint) {
                     "trainer: the time budget must not be negative");
 }
 
+// Stage::time_share: under a time budget, a stage with a share ends once it has used that share
+// of the time left when it started, and the next stage gets the rest (an fp64 polish after Adam
+// still runs when the budget is short).
+TEST(Trainer, AStagesTimeShareLeavesTheRestOfTheBudgetToTheNextStage) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  Trainer trainer(obj, {{.name = "first",
+                         .steps = 100000000,
+                         .options = nn::AdamOptions{.schedule = {.lr = 1e-4}},
+                         .time_share = 0.5},
+                        {.name = "second",
+                         .steps = 100000000,
+                         .options = nn::AdamOptions{.schedule = {.lr = 1e-4}}}});
+  trainer.stop_when({.max_seconds = 1.0});
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(5));
+  const TrainResult r = trainer.train(theta);
+  EXPECT_EQ(r.status, TrainResult::Status::time_limit) << r.message;
+  int first = 0, second = 0;
+  double first_ended = 0;
+  for (const StepInfo& info : trainer.history()) {
+    if (info.stage == "first") {
+      ++first;
+      first_ended = info.seconds;
+    } else {
+      ++second;
+    }
+  }
+  EXPECT_GT(first, 0);
+  EXPECT_GT(second, 0);
+  // The first stage ended after about half the budget, the second at its end.
+  EXPECT_GE(first_ended, 0.5);
+  EXPECT_LT(first_ended, 0.9);
+  EXPECT_GE(trainer.history().back().seconds, 1.0);
+}
+
 // The trainer's numbers are pinned: a short run through Adam (annealing weights, resampling),
 // AdamW and L-BFGS ends with the loss and parameters the trainer gave before its stages became
 // registered optimizers behind one loop (to 1 ulp; fp64). A change that alters any step of the
