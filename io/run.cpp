@@ -107,8 +107,11 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
                           {"values_sent", r.values_sent}};
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
-  // Each stage with the precision its step ran in (a stage without its own: the run's). A
-  // classical solve (`solver`) has no stages.
+  // Each stage with the precision its step started in (a stage without its own: the run's; under
+  // auto resolved to 16-bit, fp32 for a line search; a switch to fp32 is in
+  // precision_switched_to_fp32_at_step). A classical solve (`solver`) has no stages.
+  const bool auto16 = c.spec.compile.pipeline.precision == compiler::PrecisionPolicy::automatic &&
+                      s.precision() != "fp32";
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   if (!solver)
     for (const solvers::Stage& stage : c.stages)
@@ -118,7 +121,8 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
            {"steps", stage.steps},
            {"precision", stage.precision
                              ? compiler::precision_name(compiler::resolve_auto(*stage.precision))
-                             : s.precision()}});
+                         : auto16 && stage.line_search() ? std::string("fp32")
+                                                         : s.precision()}});
   j["stages"] = stages;
   j["files"] = r.files;
   if (c.recipe.applied) {
