@@ -57,6 +57,7 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_EQ(c.spec.pinn.interior_points, 4096);
   EXPECT_EQ(c.resample_every, 500);
   EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 1.0);
+  EXPECT_EQ(c.weighting.causal_scale, solvers::Weighting::CausalScale::initial);
   // Three terms, of which the periodic one holds exactly: two to balance.
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::gradnorm);
   // A periodic domain in time: four windows, each with fewer steps.
@@ -69,6 +70,10 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_FALSE(c.stages[1].precision.has_value());  // the run's
   EXPECT_EQ(c.stages[2].name, "polish");
   EXPECT_EQ(c.stages[2].precision, compiler::PrecisionPolicy::fp64);
+  // Under a time budget the polish keeps a share of it.
+  EXPECT_DOUBLE_EQ(c.stages[0].time_share, 0.7);
+  EXPECT_DOUBLE_EQ(c.stages[1].time_share, 0.5);
+  EXPECT_DOUBLE_EQ(c.stages[2].time_share, 0.0);
   EXPECT_TRUE(c.adaptive);
   EXPECT_EQ(c.resolved["training"]["recipe"].as<std::string>(), "auto");
   const std::string text = c.recipe.describe();
