@@ -258,9 +258,9 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
     fill(weighting, "training.weighting.", "kind", YAML::Node("gradnorm"));
     fill(weighting, "training.weighting.", "every", YAML::Node(1000));
   }
-  // Causal training with epsilon 1 against the chunk losses at the start (causal_scale initial):
-  // the paper's epsilon 1 assumes residuals of order 1, and silences the later chunks of a
-  // residual that starts near 150 (advection at speed 30) for good.
+  // Causal training with epsilon 1, the chunk losses measured against their start where that is
+  // above 1 (causal_scale initial): the paper's epsilon 1 assumes residuals of order 1, and
+  // silences the later chunks of a residual that starts near 110 (advection at speed 30).
   if (f.time) {
     fill(weighting, "training.weighting.", "causal_epsilon", YAML::Node("1.0"));
     fill(weighting, "training.weighting.", "causal_scale", YAML::Node("initial"));

@@ -136,11 +136,13 @@ void Trainer::measure_causal_scales(const Eigen::VectorXd& theta) {
     if (terms[i].chunks < 2) continue;
     const auto given = weighting_.causal_scales.find(terms[i].name);
     const double mean = sum[i] / terms[i].chunks;
-    // A term already at zero (or not finite: the first step reports it) keeps the scale 1.
+    // Losses that start below 1 are taken as they are: epsilon 1 (the paper's) suits them, and
+    // measured against a small start (a wave equation's 0.06) it would silence every later chunk
+    // for good. A term not finite at the start (the first step reports it) keeps 1 too.
     if (given != weighting_.causal_scales.end())
       causal_scales_[i] = given->second;
-    else if (std::isfinite(mean) && mean > 0)
-      causal_scales_[i] = mean;
+    else if (std::isfinite(mean))
+      causal_scales_[i] = std::max(1.0, mean);
   }
 }
 
@@ -637,8 +639,8 @@ constexpr std::array<options::EnumName<Weighting::CausalScale>, 2> kCausalScales
     {Weighting::CausalScale::absolute, "absolute",
      "epsilon times the chunk losses as they are (Wang, Sankaran & Perdikaris 2022)"},
     {Weighting::CausalScale::initial, "initial",
-     "the chunk losses divided by the term's mean chunk loss at the start of training, so "
-     "that epsilon does not depend on the residual's units"},
+     "the chunk losses divided by the term's mean chunk loss at the start of training when "
+     "that is above 1, so that a residual in large units does not silence the later chunks"},
 }};
 }  // namespace
 

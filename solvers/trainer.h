@@ -45,7 +45,9 @@
 // ordered by time): chunk k's weight is the term's weight times exp(-epsilon sum_{l<k} L_l / S) /
 // M, from the previous step's chunk losses (so epsilon = 0 gives the plain mean). The scale S is 1
 // (causal_scale absolute, the paper's), or (causal_scale initial) the term's mean chunk loss at the
-// parameters training starts from, measured by one evaluation before the first step (or given:
+// parameters training starts from when that is above 1 (else 1: losses that start small are
+// taken as they are, as the paper's epsilon assumes), measured by one evaluation before the first
+// step (or given:
 // Weighting::causal_scales): the weights then do not depend on the residual's units (u_t + 30 u_x
 // starts with chunk losses near 150, u_t/30 + u_x near 0.2, and epsilon 1 silences the later
 // chunks of the first for good).

@@ -198,8 +198,9 @@ TEST(Objective, WeightsChunksAndCausalWeighting) {
 }
 
 // causal_scale initial: the chunk losses measured against the term's mean chunk loss at the
-// starting parameters, so that the same residual in other units (times 30: chunk losses 900
-// times larger) gets the same causal weights; a resumed run takes the scales from its state.
+// starting parameters (where that is above 1), so that the same residual in larger units (times
+// 30: chunk losses 900 times larger) gets the same causal weights; a resumed run takes the scales
+// from its state.
 TEST(Trainer, AnInitialCausalScaleMakesTheWeightsIndependentOfTheResidualsUnits) {
   // The weights of each step; `saved`: the state after step 2.
   const auto run = [](double units, const TrainerState* resume, TrainerState* saved,
@@ -251,6 +252,12 @@ TEST(Trainer, AnInitialCausalScaleMakesTheWeightsIndependentOfTheResidualsUnits)
   const auto resumed = run(1.0, &state, nullptr);
   ASSERT_EQ(resumed.size(), 1u);
   EXPECT_EQ(resumed[0], w[2]);
+  // Losses that start below 1 (the residual times 0.1: mean 0.047) are taken as they are: scale 1.
+  TrainerState small;
+  const auto w01 = run(0.1, nullptr, &small);
+  ASSERT_EQ(small.causal_scales.size(), 1u);
+  EXPECT_EQ(small.causal_scales[0], 1.0);
+  EXPECT_NEAR(w01[0][2], std::exp(-0.5 * (0.01 + 0.04)) / 3, 1e-15);
   // Scales given by term name (time marching hands the first window's on) are used as they are.
   const auto given = run(1.0, nullptr, nullptr, {{"r", 2.0}});
   EXPECT_NEAR(given[0][1], std::exp(-0.5 * 1 / 2.0) / 3, 1e-15);
