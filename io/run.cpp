@@ -110,19 +110,15 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
   // Each stage with the precision its step started in (a stage without its own: the run's; under
   // auto resolved to 16-bit, fp32 for a line search; a switch to fp32 is in
   // precision_switched_to_fp32_at_step). A classical solve (`solver`) has no stages.
-  const bool auto16 = c.spec.compile.pipeline.precision == compiler::PrecisionPolicy::automatic &&
-                      s.precision() != "fp32";
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   if (!solver)
     for (const solvers::Stage& stage : c.stages)
-      stages.push_back(
-          {{"name", stage.name},
-           {"optimizer", stage.optimizer},
-           {"steps", stage.steps},
-           {"precision", stage.precision
-                             ? compiler::precision_name(compiler::resolve_auto(*stage.precision))
-                         : auto16 && stage.line_search() ? std::string("fp32")
-                                                         : s.precision()}});
+      stages.push_back({{"name", stage.name},
+                        {"optimizer", stage.optimizer},
+                        {"steps", stage.steps},
+                        {"precision", compiler::precision_name(
+                                          compiler::resolve_auto(solvers::stage_start_precision(
+                                              stage, c.spec.compile.pipeline.precision)))}});
   j["stages"] = stages;
   j["files"] = r.files;
   if (c.recipe.applied) {

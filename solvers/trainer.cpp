@@ -161,12 +161,19 @@ void Trainer::check_precision(PrecisionCheck check, std::function<void(const std
   precision_note_ = std::move(note);
 }
 
-compiler::PrecisionPolicy Trainer::stage_precision(const Stage& stage) const {
+compiler::PrecisionPolicy stage_start_precision(const Stage& stage, compiler::PrecisionPolicy run) {
   using P = compiler::PrecisionPolicy;
   if (stage.precision) return *stage.precision;
-  const P run = objective_.run_precision();
   if (run != P::automatic || compiler::resolve_auto(run) == P::fp32) return run;
-  return precision_switched_at_ >= 0 || stage.line_search() ? P::fp32 : run;
+  return stage.line_search() ? P::fp32 : run;
+}
+
+compiler::PrecisionPolicy Trainer::stage_precision(const Stage& stage) const {
+  const compiler::PrecisionPolicy run = objective_.run_precision();
+  if (!stage.precision && precision_switched_at_ >= 0 &&
+      run == compiler::PrecisionPolicy::automatic)
+    return compiler::PrecisionPolicy::fp32;
+  return stage_start_precision(stage, run);
 }
 
 bool Trainer::checking_precision(const Stage& stage) const {
@@ -531,7 +538,8 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       std::swap(last_good_state, previous_state);
     }
     ++step;
-    const bool share_spent = k + 1 < stage.steps && now_seconds() - started_ >= deadline;
+    const bool share_spent =
+        deadline < INFINITY && k + 1 < stage.steps && now_seconds() - started_ >= deadline;
     const bool last = final_stage && (k + 1 == stage.steps || optimizer->finished() || share_spent);
     if (validation_ && (step % validation_every_ == 0 || last)) whole(nullptr);
     const Stop stop = after_step(info_now(step, stage.name, s.loss, s.learning_rate), theta, last);

@@ -101,6 +101,10 @@ struct PrecisionCheck {
   bool switched = false;  // start in fp32, as switched (a later time window of a run that did)
 };
 
+// The precision a stage starts in, without a switch: its own; else under `run` = auto resolved to
+// 16-bit operands fp32 for a line search (L-BFGS); else `run`. The trainer and summary.json use it.
+compiler::PrecisionPolicy stage_start_precision(const Stage& stage, compiler::PrecisionPolicy run);
+
 struct StepInfo {
   int step = 0;  // counted over all stages, from 1
   std::string stage;
