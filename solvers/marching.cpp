@@ -220,6 +220,7 @@ ProblemSpec window_spec(const ProblemSpec& spec, int windows, int k,
   ProblemSpec w = spec;
   w.math.domain = geometry::time_product(whole.space(), t0, t1, time_name);
   w.pinn.network = model.network_specs().at(static_cast<std::size_t>(k));
+  w.pinn.quiet = true;  // the run's own problem said it all
   if (!w.pinn.hard_constraint_bounds) w.pinn.hard_constraint_bounds = whole.bounds();
   if (w.pinn.conditions.empty()) w.pinn.conditions.assign(spec.math.conditions.size(), {});
 

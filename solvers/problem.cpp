@@ -300,6 +300,32 @@ void Problem::prepare_hard_constraints() {
   }
 }
 
+bool Problem::by_construction(std::size_t k) const {
+  const Condition& c = spec_.math.conditions[k];
+  if (c.kind != Condition::Kind::periodic || model_->decomposed()) return false;
+  const equations::Context& ctx = spec_.math.context;
+  const int column = ctx.coordinate_index(c.coordinate);
+  const geometry::Bounds b = spec_.math.domain->bounds();
+  const double extent =
+      b.hi[static_cast<std::size_t>(column)] - b.lo[static_cast<std::size_t>(column)];
+  const bool periodic_input =
+      std::any_of(network_spec_.periodic.begin(), network_spec_.periodic.end(),
+                  [&](const nn::PeriodicInput& p) {
+                    const double turns = extent / p.period;
+                    return p.column == column && turns >= 0.5 &&
+                           std::abs(turns - std::round(turns)) <= 1e-9 * turns;
+                  });
+  if (!periodic_input) return false;
+  // A hard constraint g + D N keeps it when D is periodic too: the initial face's distance is one
+  // of time only. (g is parameter-free: what it breaks, no parameter mends.)
+  const auto f = static_cast<std::size_t>(ctx.field_index(c.field));
+  if (hard_value_[f].empty()) return true;
+  const HardConstraint* hc = nullptr;
+  for (const HardConstraint& h : spec_.pinn.hard_constraints)
+    if (h.field == c.field) hc = &h;
+  return hc != nullptr && hc->distance.empty() && hc->on == "initial";
+}
+
 int Problem::draw_count(int total) const {
   const int size = communicator_->size();
   if (spec_.pinn.rank_points == RankPoints::global || size == 1 || total < size) return total;
@@ -780,7 +806,22 @@ std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
   }
   for (std::size_t k = 0; k < spec_.math.conditions.size(); ++k) {
     terms.push_back(condition_term(k, points));
-    term_weights_.push_back(spec_.pinn.condition(k).weight);
+    // Off (weight 0, which no weighting changes) where the network holds it by construction: its
+    // loss does not depend on the parameters, and a constant there (a hard constraint's value
+    // that breaks it) would only cost the f32 loss its last digits.
+    const bool off = by_construction(k);
+    term_weights_.push_back(off ? 0.0 : spec_.pinn.condition(k).weight);
+    if (off && !spec_.pinn.quiet && communicator_->rank() == 0) {
+      const Condition& c = spec_.math.conditions[k];
+      std::cout << "conditions[" << k << "] (periodic in " << c.coordinate << "): the network is "
+                << "periodic in " << c.coordinate << ", so it holds by construction and is left "
+                << "out of the loss (weight 0)";
+      if (!hard_value_[static_cast<std::size_t>(ctx.field_index(c.field))].empty())
+        std::cout << "; with the hard constraint on " << c.field << ", only as far as its value "
+                  << hard_value_[static_cast<std::size_t>(ctx.field_index(c.field))]
+                  << " is periodic (its loss in history.csv says how far)";
+      std::cout << std::endl;
+    }
   }
   interface_terms(points, terms);
   return terms;

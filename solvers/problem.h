@@ -71,6 +71,11 @@ class Problem {
   // constraint left out), nn::fit_output_layer. The points fitted (0: nothing to fit, theta
   // unchanged). Solver::run applies it to initial_theta's draw unless it resumes.
   int fit_output_layer(Eigen::VectorXd& theta);
+  // Whether the network holds condition k by construction (a periodic condition on a coordinate
+  // the network is exactly periodic in, over the domain's extent, one network, and the field
+  // free or under a hard initial constraint only): such a term starts with weight 0 (off, which
+  // no weighting changes) and says so on stdout.
+  bool by_construction(std::size_t k) const;
   // A trainable constant's value in theta.
   double param(const Eigen::VectorXd& theta, const std::string& name) const;
   // The fields at `points` [m, coordinates] -> [m, fields] (one compiled program per m).

@@ -240,6 +240,7 @@ struct Decomposition {
 
 struct PinnOptions {
   nn::NetworkSpec network;  // inputs and outputs are set from the context
+  bool quiet = false;       // no setup notes on stdout (time marching's window problems)
   Decomposition decomposition;
   int interior_points = 2048;
   std::vector<double> equation_weights;  // optional, one per equation (default 1)

@@ -218,6 +218,9 @@ void Trainer::compare_precisions(const Eigen::VectorXd& theta, int step, TrainRe
 
 void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
   std::vector<double> target(term_weights_.size(), 0.0);
+  // A term whose weight is 0 is off: no weighting turns it on, and its measure enters no sum (a
+  // condition the network satisfies by construction, Problem::by_construction, is set off so).
+  const auto off = [&](std::size_t i) { return term_weights_[i] == 0.0; };
   // A term whose measure (gradient or NTK trace) is below kSatisfied of the largest term's is one
   // the model satisfies by construction or to rounding (a periodic condition on an exactly
   // periodic network): it keeps its weight, where the ratio would blow up the weight and make its
@@ -233,32 +236,34 @@ void Trainer::update_weights(const Eigen::VectorXd& theta, int step) {
     double largest = 0;
     for (std::size_t i = 0; i < g.size(); ++i) {
       mean[i] = gradient_size(objective_, g[i]).abs_mean();
-      largest = std::max(largest, mean[i]);
+      if (!off(i)) largest = std::max(largest, mean[i]);
     }
     target[0] = term_weights_[0];
     for (std::size_t i = 1; i < g.size(); ++i)
-      target[i] = satisfied(mean[i], largest) ? 0.0 : reference / mean[i];
+      target[i] = off(i) || satisfied(mean[i], largest) ? 0.0 : reference / mean[i];
   } else if (weighting_.kind == Weighting::Kind::gradnorm) {
     const std::vector<Eigen::VectorXd> g = objective_.term_gradients(theta);
     std::vector<double> norm(g.size());
     double total = 0, largest = 0;
     for (std::size_t i = 0; i < g.size(); ++i) {
+      if (off(i)) continue;
       norm[i] = gradient_size(objective_, g[i]).norm();
       total += norm[i];
       largest = std::max(largest, norm[i]);
     }
     for (std::size_t i = 0; i < g.size(); ++i)
-      target[i] = satisfied(norm[i], largest) ? 0.0 : total / norm[i];
+      target[i] = off(i) || satisfied(norm[i], largest) ? 0.0 : total / norm[i];
   } else {
     const std::vector<double> tr =
         objective_.ntk_traces(theta, weighting_.probes, static_cast<std::uint64_t>(step));
     double total = 0, largest = 0;
-    for (double t : tr) {
-      total += t;
-      largest = std::max(largest, t);
+    for (std::size_t i = 0; i < tr.size(); ++i) {
+      if (off(i)) continue;
+      total += tr[i];
+      largest = std::max(largest, tr[i]);
     }
     for (std::size_t i = 0; i < tr.size(); ++i)
-      target[i] = satisfied(tr[i], largest) ? 0.0 : total / tr[i];
+      target[i] = off(i) || satisfied(tr[i], largest) ? 0.0 : total / tr[i];
   }
   const double m = weighting_.momentum;
   for (std::size_t i = 0; i < target.size(); ++i)

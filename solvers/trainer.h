@@ -37,6 +37,7 @@
 // size, its NTK trace) is at most 1e-6 of the largest term's keeps its weight: it is satisfied by
 // construction or to rounding (a periodic condition on an exactly periodic network), and its
 // ratio would give it a huge weight and make its rounding noise pull as hard as the real terms.
+// A term whose weight is 0 is off under every kind: it stays 0 and its measure enters no sum.
 // Stop conditions (StopConditions), checked after every step but the last: an interrupt flag (a
 // signal handler sets it), a wall-time budget and a target validation error. Each ends the run
 // as a finished one ends (a checkpoint, the result), with its own status. With several ranks

@@ -166,6 +166,52 @@ TEST(Problem, PeriodicConditionsMatchTheFieldAndItsDerivative) {
   EXPECT_LT(err, 1e-2);
 }
 
+// A periodic condition on a coordinate the network is exactly periodic in holds by construction:
+// its loss does not depend on the parameters, so the term is off (weight 0). It stays on where the
+// network is not periodic in that coordinate, where the period does not fit the domain, and for a
+// field under a hard constraint whose distance is not one of time alone.
+TEST(Problem, APeriodicConditionThePeriodicNetworkHoldsIsOff) {
+  const auto spec = [](double period, std::vector<HardConstraint> hard) {
+    ProblemSpec s;
+    s.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+    s.math.context.fields({"u"}).coordinates({"x"}).time("t");
+    s.math.equations = {"u_t - 0.01*u_xx"};
+    s.math.conditions = {{.kind = Kind::periodic, .coordinate = "x", .derivatives = 1},
+                         {.kind = Kind::initial_value, .value = "x^2*cos(pi*x)"}};
+    s.pinn.interior_points = 32;
+    s.pinn.conditions = {{.points = 8}, {.points = 8}};
+    s.pinn.network.hidden = {8};
+    if (period > 0) s.pinn.network.periodic = {{.column = 0, .period = period}};
+    s.pinn.hard_constraints = std::move(hard);
+    return s;
+  };
+  const auto weights = [](const ProblemSpec& s) {
+    Problem p(s);
+    EXPECT_EQ(p.by_construction(0), p.objective().weights()[1] == 0.0);
+    return p.objective().weights();
+  };
+  EXPECT_EQ(weights(spec(2, {})), (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(weights(spec(1, {})), (std::vector<double>{1, 0, 1})) << "two periods fit [-1, 1]";
+  EXPECT_EQ(weights(spec(0, {})), (std::vector<double>{1, 1, 1})) << "not a periodic network";
+  EXPECT_EQ(weights(spec(3, {})), (std::vector<double>{1, 1, 1})) << "the period does not fit";
+  EXPECT_EQ(weights(spec(2, {{.value = "x^2*cos(pi*x)", .on = "initial"}})),
+            (std::vector<double>{1, 0, 1}))
+      << "u = g + t N: what g breaks, no parameter mends";
+  EXPECT_EQ(weights(spec(2, {{.value = "0", .distance = "1 - x^2"}})),
+            (std::vector<double>{1, 1, 1}))
+      << "u = g + (1 - x^2) N: the parameters move its derivative's jump";
+  // The claim itself: on the periodic network the term's loss is rounding at any parameters,
+  // where a plain network's is not.
+  const auto periodic_loss = [&](double period, std::uint64_t seed) {
+    Problem p(spec(period, {}));
+    p.objective().evaluate(p.initial_theta(seed));
+    return p.objective().slot_losses()[1];
+  };
+  EXPECT_LT(periodic_loss(2, 0), 1e-10);
+  EXPECT_LT(periodic_loss(2, 7), 1e-10);
+  EXPECT_GT(periodic_loss(0, 0), 1e-6);
+}
+
 TEST(Problem, NeumannAndRobinConditionsOnADisk) {
   // u = x^2 + y^2 on the unit disk: laplacian u = 4; on the circle du/dn = 2r = 2, and
   // u + du/dn = 3. One half of the circle takes Neumann, the other Robin, with u(0,0) = 0 as data.

@@ -364,6 +364,38 @@ TEST(Trainer, ATermSatisfiedToRoundingKeepsItsWeight) {
   }
 }
 
+// A term whose weight starts at 0 is off: no weighting turns it on, and its measure (here a
+// term with a full-size gradient, the residual again) enters no sum, so the others are weighted
+// as if it were not there (the same weights as without it).
+TEST(Trainer, ATermWithWeightZeroStaysOffUnderEveryWeighting) {
+  for (const Weighting::Kind kind :
+       {Weighting::Kind::gradnorm, Weighting::Kind::annealing, Weighting::Kind::ntk}) {
+    SCOPED_TRACE(weighting_kind_names().name(kind));
+    std::vector<std::vector<double>> weights;
+    for (const bool with_off_term : {false, true}) {
+      Poisson1d p;
+      std::vector<LossTerm> terms = {{"pde", p.residual}, {"bc", p.boundary}};
+      if (with_off_term) terms.push_back({"off", p.residual * 3.0});
+      Objective obj(terms, p.net.params(), options());
+      obj.set_inputs(p.inputs());
+      std::vector<double> initial = {1.0, 1.0};
+      if (with_off_term) initial.push_back(0.0);
+      Trainer trainer(obj, {{.steps = 3, .options = nn::AdamOptions{.schedule = {.lr = 1e-3}}}},
+                      {.kind = kind, .initial = initial, .every = 1, .momentum = 0.0, .probes = 8});
+      Eigen::VectorXd theta = obj.layout().flatten(p.net.init(1));
+      trainer.train(theta);
+      weights.push_back(trainer.history().back().weights);
+    }
+    ASSERT_EQ(weights[1].size(), 3u);
+    EXPECT_EQ(weights[1][2], 0.0);
+    EXPECT_NE(weights[1][1], 1.0) << "the boundary term is weighted";
+    if (kind != Weighting::Kind::ntk) {  // NTK traces are estimates from random probes
+      EXPECT_NEAR(weights[1][0], weights[0][0], 1e-12 * weights[0][0]);
+      EXPECT_NEAR(weights[1][1], weights[0][1], 1e-12 * weights[0][1]);
+    }
+  }
+}
+
 // Adam then L-BFGS on the Poisson problem with a network of `spec`, from `theta`: the relative
 // L2 error at the end.
 double trained_error(Poisson1d& p, Eigen::VectorXd& theta, const std::string& what) {
