@@ -16,6 +16,7 @@
 #include "compiler/cpu_compiler.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
+#include "compiler/library.h"
 #include "compiler/openmp_env.h"
 #include "equations/library.h"
 #include "equations/parser.h"
@@ -320,7 +321,58 @@ std::string yaml_texts(const std::vector<std::string>& texts) {
   return out + "]";
 }
 
+namespace {
+
+// export --library: the program eval runs, for blocks of a.block points, in fp64 (the library's
+// arithmetic), as a C library.
+int export_library(const ExportArgs& a) {
+  if (!a.grid.empty() || a.time_steps > 0 || !a.quantities.empty() || !a.output.empty())
+    throw UserError(
+        "--library writes a library, not grid files: --grid, --time-steps, "
+        "--quantities and --output do not go with it (--fields chooses what it "
+        "computes)");
+  if (!a.load.precision.empty() && a.load.precision != "fp64")
+    throw UserError("--library: the library computes in fp64 (--precision " + a.load.precision +
+                    " is not available for it yet)");
+  LoadArgs options = a.load;
+  options.precision = "fp64";
+  io::LoadedRun run = load(a.run_dir, options);
+  if (run.config.solver.type == "petsc")
+    throw UserError("--library: '" + a.run_dir +
+                    "' is a classical (solver: petsc) run: a grid, not a network, to export");
+  const equations::Context& ctx = run.config.spec.math.context;
+  const std::vector<std::string> names = a.fields.empty() ? ctx.field_names() : a.fields;
+  for (const std::string& f : names) try {
+      equations::parse(f, ctx);
+    } catch (const UserError& e) {
+      throw UserError("--fields: " + std::string(e.what()));
+    }
+  compiler::LibrarySpec spec{.name = a.name,
+                             .coordinates = run.config.spec.math.domain->coordinate_names(),
+                             .outputs = names,
+                             .description = "step " + std::to_string(run.step) + " of " +
+                                            fs::absolute(a.run_dir).lexically_normal().string()};
+  solvers::Problem& problem = run.solution.problem();
+  const solvers::Problem::ExportedProgram exported =
+      problem.exported_program(run.solution.theta(), a.block, names);
+  compiler::build_library(compiler::render_library_source(*exported.program, exported.values, spec),
+                          spec, a.block, a.library);
+  std::string what, at;
+  for (const std::string& n : names) what += (what.empty() ? "" : ", ") + n;
+  for (const std::string& c : spec.coordinates) at += (at.empty() ? "" : ", ") + c;
+  const char* n = a.name.c_str();
+  std::fprintf(stderr,
+               "jetpde: step %d of %s: wrote lib%s.so, %s.h, %sConfig.cmake and %s.cpp in %s: %s "
+               "at points (%s) in fp64, %ld points a block (trained in %s)\n",
+               run.step, a.run_dir.c_str(), n, n, n, n, a.library.c_str(), what.c_str(), at.c_str(),
+               a.block, run.trained_precision.c_str());
+  return 0;
+}
+
+}  // namespace
+
 int export_fields(const ExportArgs& a) {
+  if (!a.library.empty()) return export_library(a);
   // The options become overrides of the run's output settings: checked (ranges, the grid's
   // memory, the quantities' names) before anything is computed, like the config's own.
   LoadArgs options = a.load;

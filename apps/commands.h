@@ -51,6 +51,10 @@ struct ExportArgs {
   int time_steps = 0;
   std::vector<std::string> quantities;
   LoadArgs load;
+  // --library DIR: the trained model as a standalone C library instead of grid files.
+  std::string library, name = "model";
+  std::vector<std::string> fields;  // expressions; empty: every field
+  long block = 1024;                // points per block of the library's program
 };
 int export_fields(const ExportArgs& args);
 

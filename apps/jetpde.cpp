@@ -3,6 +3,7 @@
 //   jetpde run examples/burgers.yaml [--set training.stages.0.steps=500] [--resume] [--check]
 //   jetpde eval runs/burgers --points points.csv --fields u,u_x [--precision fp64] [--set K=V]
 //   jetpde export runs/burgers --grid 201 --time-steps 51 [--precision fp64] [--set K=V]
+//   jetpde export runs/burgers --library lib/ [--name burgers] [--fields u,u_x] [--block 1024]
 //   jetpde info [--equations] [--config-reference]
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -129,6 +130,17 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   export_cmd->add_option("--quantities", export_args.quantities,
                          "Extra expressions (u_x,d(u, x, 3),...)");
+  export_cmd->add_option("--library", export_args.library,
+                         "Write the trained model as a standalone C library into this folder "
+                         "(lib<name>.so, <name>.h, <name>Config.cmake, <name>.cpp) instead");
+  export_cmd->add_option("--name", export_args.name,
+                         "--library: the library's name, a C identifier (default: model)");
+  export_cmd->add_option("--fields", export_args.fields,
+                         "--library: the fields or expressions it computes (default: every field)");
+  export_cmd
+      ->add_option("--block", export_args.block,
+                   "--library: points per block of its program (default: 1024)")
+      ->check(CLI::Range(1L, 1L << 22));
   load_options(export_cmd, export_args.load);
 
   InfoArgs info_args;
@@ -146,6 +158,7 @@ int main(int argc, char** argv) {
   }
   eval_args.fields = split_expressions(eval_args.fields);
   export_args.quantities = split_expressions(export_args.quantities);
+  export_args.fields = split_expressions(export_args.fields);
   // Under mpirun/srun every rank runs this; `run` trains together (data parallelism), the other
   // commands run on rank 0 alone.
   std::unique_ptr<jetpde::solvers::MpiSession> mpi;

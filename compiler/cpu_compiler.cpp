@@ -160,6 +160,15 @@ void* SharedObject::symbol(const std::string& name) const {
   return s;
 }
 
+void compile_shared_library(const std::string& source, const std::string& output,
+                            const std::string& link, const CpuCompileOptions& o) {
+  const std::string cmd =
+      compiler_of(o) + " " + kFlags + " -shared -o '" + output + "' '" + source + "' " + link;
+  std::string log;
+  if (const int status = run_command(cmd, &log); status != 0)
+    compiler_failed(cmd, status, log, source);
+}
+
 std::string cache_directory(const CpuCompileOptions& o) {
   if (!o.cache_dir.empty()) return o.cache_dir;
   if (const char* dir = std::getenv("JETPDE_CACHE_DIR"); dir && *dir) return dir;

@@ -45,6 +45,12 @@ struct CpuBuild {
 // output, when the compiler is missing or fails.
 CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions& options);
 
+// Compiles the C++ file `source` into the shared library `output` with the host compiler and the
+// CPU backend's flags, linked with `link` (more arguments for the linker: libraries). Nothing is
+// cached or loaded. UserError, with the compiler's output, when it fails.
+void compile_shared_library(const std::string& source, const std::string& output,
+                            const std::string& link, const CpuCompileOptions& options = {});
+
 // The directory compiled programs are cached in.
 std::string cache_directory(const CpuCompileOptions& options);
 // Whether a working host compiler is available (checked once per process).

@@ -34,6 +34,8 @@ debian_packages=(
   clang-format clang libclang-rt-dev llvm
   # make test: the batch scripts' check (examples/cluster)
   shellcheck
+  # make test: the exported library's Fortran example (examples/library)
+  gfortran
 )
 # import name -> pip name -> Debian package
 python_modules=(pybind11 pytest numpy)

@@ -1159,18 +1159,42 @@ MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
   return output(p, 0);
 }
 
-MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,
-                                      const std::vector<std::string>& expressions) {
+Problem::Program& Problem::expressions_program(const MatrixD& at,
+                                               const std::vector<std::string>& expressions) {
   const equations::Context& ctx = spec_.math.context;
-  checked_points(ctx, at);
-  if (expressions.empty()) return MatrixD(at.rows(), 0);
   const std::string key =
       "expressions\n" + std::to_string(at.rows()) + "\n" + joined(expressions, "\n");
-  Program& p = program(key, at, 0, [&](const ModelGraph& net, Var points) {
+  return program(key, at, 0, [&](const ModelGraph& net, Var points) {
     std::vector<Var> out = lower_at(net, points, equations::parse_all(expressions, ctx));
     broadcast_rows(out, at.rows());
     return out;
   });
+}
+
+Problem::ExportedProgram Problem::exported_program(const Eigen::VectorXd& theta, Eigen::Index rows,
+                                                   const std::vector<std::string>& expressions) {
+  if (model_->decomposed())
+    throw UserError("a decomposed model (" + model_->describe() +
+                    ") cannot be exported as a library yet: one network only");
+  for (const std::string& d : hard_distance_)
+    if (uses_mesh(d))
+      throw UserError("a hard constraint on a mesh's distance cannot be exported as a library yet");
+  if (expressions.empty()) throw UserError("nothing to export: no fields or expressions");
+  const MatrixD at =
+      MatrixD::Zero(rows, static_cast<Eigen::Index>(spec_.math.context.coordinate_names().size()));
+  Program& p = expressions_program(at, expressions);
+  if (p.exe->backend() != compiler::Backend::cpu)
+    throw UserError("the library is compiled for the CPU; this problem's programs run on " +
+                    compiler::backend_name(p.exe->backend()));
+  const Bindings values = objective_->layout().unflatten(theta);
+  return {.program = &p.exe->program(), .values = {values.begin(), values.end()}};
+}
+
+MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,
+                                      const std::vector<std::string>& expressions) {
+  checked_points(spec_.math.context, at);
+  if (expressions.empty()) return MatrixD(at.rows(), 0);
+  Program& p = expressions_program(at, expressions);
   run(p, theta, at);
   MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
   for (std::size_t e = 0; e < expressions.size(); ++e)

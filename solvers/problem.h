@@ -76,6 +76,17 @@ class Problem {
   // free or under a hard initial constraint only): such a term starts with weight 0 (off, which
   // no weighting changes) and says so on stdout.
   bool by_construction(std::size_t k) const;
+  // What `jetpde export --library` compiles (compiler/library.h): the program evaluate_expressions
+  // runs for `rows` points and `expressions` (the same, so the library's values are its values),
+  // compiled for the CPU, and the parameters' values from theta by name. UserError for a
+  // decomposed model, a hard constraint on a mesh distance (inputs beyond the points), a backend
+  // other than the CPU.
+  struct ExportedProgram {
+    const compiler::Program* program = nullptr;  // owned by the problem's program cache
+    std::map<std::string, MatrixD> values;
+  };
+  ExportedProgram exported_program(const Eigen::VectorXd& theta, Eigen::Index rows,
+                                   const std::vector<std::string>& expressions);
   // A trainable constant's value in theta.
   double param(const Eigen::VectorXd& theta, const std::string& name) const;
   // The fields at `points` [m, coordinates] -> [m, fields] (one compiled program per m).
@@ -130,6 +141,8 @@ class Problem {
   };
   // The outputs of a program from its graph's model and points input.
   using ProgramBuilder = std::function<std::vector<Var>(const ModelGraph&, Var points)>;
+  // evaluate_expressions' program for these points' count and `expressions`.
+  Program& expressions_program(const MatrixD& at, const std::vector<std::string>& expressions);
 
   // The constructor's stages, in order.
   // Everything checkable before sampling: the mathematics, then the PINN's options.
