@@ -188,10 +188,11 @@ std::string render_library_source(const Program& program,
      << "    jp_run(arena);\n";
   for (std::size_t k = 0; k < program.outputs.size(); ++k) {
     const View& v = program.outputs[k];
-    os << "    for (long i = 0; i < count; ++i) {\n      const long j = 0;\n      out[(first + i) "
-          "* "
-       << program.outputs.size() << " + " << k << "] = " << c_element(program, v, false)
-       << ";\n    }\n";
+    os << "    for (long i = 0; i < count; ++i) {\n"
+       << "      const long j = 0;\n"
+       << "      out[(first + i) * " << program.outputs.size() << " + " << k
+       << "] = " << c_element(program, v, false) << ";\n"
+       << "    }\n";
   }
   os << "  }\n  std::free(arena);\n  return 0;\n}\n\n";
   os << "extern \"C\" const char* " << fn << "_coordinates(void) { return "
