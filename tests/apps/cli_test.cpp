@@ -24,6 +24,7 @@
 #include "compiler/openmp_env.h"
 #include "io/checkpoint.h"
 #include "io/hdf5_read.h"
+#include "tests/apps/jetpde_cli.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/shell.h"
 
@@ -37,10 +38,7 @@ namespace fs = std::filesystem;
 using jetpde::testing::Output;
 using jetpde::testing::shell;
 
-// Runs `jetpde args` through the shell, one OpenMP thread, and collects its output.
-Output jetpde(const std::string& args) {
-  return shell("OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) + " " + args + " 2>&1");
-}
+Output jetpde(const std::string& args) { return testing::jetpde_cli(args); }
 
 class Cli : public jetpde::testing::ScratchDirTest {
  protected:

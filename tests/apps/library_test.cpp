@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/apps/jetpde_cli.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/shell.h"
 
@@ -22,9 +23,7 @@ namespace fs = std::filesystem;
 using jetpde::testing::Output;
 using jetpde::testing::shell;
 
-Output jetpde(const std::string& args) {
-  return shell("OMP_NUM_THREADS=1 " + std::string(JETPDE_BINARY) + " " + args + " 2>&1");
-}
+Output jetpde(const std::string& args) { return testing::jetpde_cli(args); }
 
 // A CSV of numbers with a header: the header, and the rows' numbers.
 struct Table {
