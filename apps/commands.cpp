@@ -13,6 +13,7 @@
 #endif
 
 #include "autodiff/errors.h"
+#include "autodiff/options.h"
 #include "compiler/cpu_compiler.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
@@ -357,9 +358,7 @@ int export_library(const ExportArgs& a) {
       problem.exported_program(run.solution.theta(), a.block, names);
   compiler::build_library(compiler::render_library_source(*exported.program, exported.values, spec),
                           spec, a.block, a.library);
-  std::string what, at;
-  for (const std::string& n : names) what += (what.empty() ? "" : ", ") + n;
-  for (const std::string& c : spec.coordinates) at += (at.empty() ? "" : ", ") + c;
+  const std::string what = options::joined(names), at = options::joined(spec.coordinates);
   const char* n = a.name.c_str();
   std::fprintf(stderr,
                "jetpde: step %d of %s: wrote lib%s.so, %s.h, %sConfig.cmake and %s.cpp in %s: %s "
