@@ -567,6 +567,19 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
              "'" + name + "' is not a coordinate");
     nn::PeriodicInput input{.column = static_cast<int>(it - coords.begin())};
     read_declared(nn::periodic_input_options(), p, input);
+    if (input.slope_jump) {
+      // The seam is where the domain ends and starts again: the input 4 s (1 - s) is periodic
+      // in value over one period from the lower bound, which must be the whole domain.
+      const geometry::Bounds b = run.spec.math.domain->bounds();
+      const auto c = static_cast<std::size_t>(input.column);
+      const double length = b.hi[c] - b.lo[c];
+      if (std::abs(input.period - length) > 1e-9 * length)
+        r.fail(p["slope_jump"], "network.periodic[" + std::to_string(i) + "].slope_jump",
+               "needs the period to be the domain's length along " + name + " (" +
+                   geometry::format_number(length) + "), not " +
+                   geometry::format_number(input.period));
+      input.seam = b.lo[c];
+    }
     net.periodic.push_back(input);
   }
   if (const YAML::Node w = n["rwf"]) {
@@ -696,6 +709,7 @@ void build_training(const Reader& r, const YAML::Node& c, RunConfig& run) {
   if (run.target_error < 0)
     r.fail(t["target_error"], "training.target_error", "must not be negative");
   run.time_windows = budgets.time_windows;
+  run.window_shares = budgets.window_shares;
   if (run.time_windows > 1) try {
       solvers::check_time_windows(run.spec, run.time_windows);
     } catch (const UserError& e) {
@@ -842,7 +856,7 @@ void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
   const nn::NetworkSpec& net = spec.pinn.network;
   // Network: widths of the activations per point, parameters.
   double widths = 2.0 * net.fourier.features, parameters = 0, in = d;
-  for (const auto& p : net.periodic) in += 2.0 * p.harmonics;
+  for (const auto& p : net.periodic) in += 2.0 * p.harmonics + (p.slope_jump ? 1 : 0);
   if (net.fourier.features > 0) {
     parameters += in * net.fourier.features;
     in = 2.0 * net.fourier.features;

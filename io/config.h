@@ -86,6 +86,7 @@ struct RunConfig {
   double max_time = 0;                      // training.max_time, seconds (0: none)
   double target_error = 0;                  // training.target_error (0: none)
   int time_windows = 1;                     // training.time_windows (1: no time marching)
+  solvers::WindowShares window_shares = solvers::WindowShares::equal;  // training.window_shares
   std::uint64_t seed = 0;
   int resample_every = 0;
   bool adaptive = false;

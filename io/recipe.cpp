@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "equations/analysis.h"
@@ -33,6 +34,18 @@ namespace {
 std::string number(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+// The shortest text that reads back as v (a period must be the domain's extent to the last bit:
+// 6.28319 for 2 pi leaves the network not quite periodic over the box).
+std::string exact_number(double v) {
+  char b[32];
+  for (int digits = 6; digits < 17; ++digits) {
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    if (std::strtod(b, nullptr) == v) return b;
+  }
+  std::snprintf(b, sizeof b, "%.17g", v);
   return b;
 }
 
@@ -198,7 +211,7 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
       for (const auto& [coordinate, period] : f.periodic) {
         YAML::Node p;
         p["coordinate"] = coordinate;
-        p["period"] = number(period);
+        p["period"] = exact_number(period);
         periodic.push_back(p);
       }
       net["periodic"] = periodic;

@@ -377,6 +377,7 @@ solvers::SolveOptions solve_options(const RunConfig& c, const RunOptions& o) {
   s.max_time = c.max_time;
   s.target_error = c.target_error;
   s.time_windows = c.time_windows;
+  s.window_shares = c.window_shares;
   return s;
 }
 

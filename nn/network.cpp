@@ -48,6 +48,10 @@ const options::Declaration<PeriodicInput>& periodic_input_options() {
     d.add(above(0, required("period", T::number, "Its period.")), &PeriodicInput::period);
     d.add(at_least(1, key("harmonics", T::integer, "1", "Frequencies 1..harmonics.")),
           &PeriodicInput::harmonics);
+    d.add(key("slope_jump", T::boolean, "false",
+              "Let the slope jump across the domain's ends (periodic in value only): for a hard "
+              "initial condition whose value's slope is not periodic."),
+          &PeriodicInput::slope_jump);
     return d;
   }();
   return d;
@@ -114,7 +118,7 @@ Network::Network(Graph& graph, NetworkSpec spec) : spec_(std::move(spec)) {
       throw UserError("network: periodic column " + std::to_string(p.column) +
                       " needs a positive period and at least one harmonic");
     periodic[p.column] = true;
-    width += 2 * p.harmonics - 1;
+    width += 2 * p.harmonics - 1 + (p.slope_jump ? 1 : 0);
   }
   if (spec_.fourier.features < 0 || (spec_.fourier.features > 0 && !(spec_.fourier.sigma > 0)))
     throw UserError("network: fourier features need a non-negative count and a positive sigma");
@@ -184,6 +188,10 @@ Var Network::embed(Var x) const {
         const Var angle = xc * (2.0 * std::numbers::pi * k / p->period);
         columns.push_back(cos(angle));
         columns.push_back(sin(angle));
+      }
+      if (p->slope_jump) {
+        const Var s = (xc - p->seam) * (1.0 / p->period);
+        columns.push_back(s * (1.0 - s) * 4.0);
       }
       continue;
     }

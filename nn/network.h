@@ -14,6 +14,10 @@
 //   periodic       column c -> cos(k w x_c), sin(k w x_c) for k = 1..harmonics, w = 2 pi / period
 //                  (applied to the raw coordinate, so the period is in the user's units): the
 //                  network is then exactly periodic in x_c, which is a hard periodic condition.
+//                  With slope_jump, also 4 s (1 - s), s = (x_c - seam) / period, for x_c in
+//                  [seam, seam + period]: periodic in value, not in slope, so the network can
+//                  carry a jump of its slope across the seam (one that a hard initial
+//                  condition u = g + t N inherits from g and the PDE smooths out over time).
 //   fourier        y -> [y, sin(2 pi y B), cos(2 pi y B)] with B [width, features] ~ N(0, sigma^2)
 //                  fixed (a constant, not trained; Tancik et al. 2020), drawn from its own seed.
 // Bodies:
@@ -69,6 +73,8 @@ struct PeriodicInput {
   int column = 0;
   double period = 1.0;
   int harmonics = 1;
+  bool slope_jump = false;  // the input 4 s (1 - s) beside the harmonics (above)
+  double seam = 0;          // where the slope may jump: the domain's lower bound along the column
 };
 
 struct FourierFeatures {

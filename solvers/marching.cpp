@@ -1,6 +1,7 @@
 #include "solvers/marching.h"
 
 #include <algorithm>
+#include <array>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -283,6 +284,22 @@ ProblemSpec window_spec(const ProblemSpec& spec, int windows, int k,
   return w;
 }
 
+const options::EnumTable<WindowShares>& window_shares_names() {
+  static constexpr std::array<options::EnumName<WindowShares>, 2> names{{
+      {WindowShares::equal, "equal", "each window an equal part of the time left"},
+      {WindowShares::growing, "growing",
+       "window k of K the part k / (k + ... + K) of the time left: 1 : 2 : ... : K"},
+  }};
+  static constexpr options::EnumTable<WindowShares> table("window shares", names);
+  return table;
+}
+
+double window_share(WindowShares shares, int windows, int k) {
+  if (shares == WindowShares::equal) return 1.0 / (windows - k);
+  const double parts = (windows * (windows + 1.0) - k * (k + 1.0)) / 2;  // (k+1) + ... + windows
+  return (k + 1) / parts;
+}
+
 void copy_parameters(Problem& from, const Eigen::VectorXd& theta_from,
                      const std::string& from_prefix, Problem& to, Eigen::VectorXd& theta_to,
                      const std::string& to_prefix) {
@@ -350,11 +367,12 @@ Solution Solver::march() {
     if (switched_at >= 0) wo.precision_check.switched = true;
     wo.resume = nullptr;
     wo.started_at = started_;
-    // The time budget in equal shares of what is left: each window may end early, and the
-    // windows after it are still trained (a run-wide deadline would leave them untrained).
+    // The time budget in shares of what is left (window_share): each window may end early, and
+    // the windows after it are still trained (a run-wide deadline would leave them untrained).
     if (o.max_time > 0) {
       const double used = clock_seconds() - started_;
-      wo.max_time = used + std::max(0.0, o.max_time - used) / (windows - k);
+      wo.max_time =
+          used + std::max(0.0, o.max_time - used) * window_share(o.window_shares, windows, k);
     }
     wo.reference = window_reference(o.reference, time, t0, t1, k);
     wo.on_step = [&o, offset, seconds, tag, &slot_of](const StepInfo& info) {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/options.h"
 #include "solvers/problem.h"
 #include "solvers/spec.h"
 
@@ -61,6 +62,17 @@ using WindowHandover =
 // fixed points keep their rows inside the window (UserError when a window has none).
 ProblemSpec window_spec(const ProblemSpec& spec, int windows, int k,
                         const WindowHandover& previous = {});
+
+// training.window_shares: each time window's part of the time budget left when it starts.
+enum class WindowShares { equal, growing };
+const options::EnumTable<WindowShares>& window_shares_names();
+
+// The fraction of the time budget left when window k (0-based) of `windows` starts that it may
+// spend: equal, 1 / (windows - k) (so equal shares of the budget when every window spends its
+// own); growing, (k + 1) / ((k + 1) + ... + windows) (so 1 : 2 : ... : windows), for problems
+// whose later windows are the harder ones (on Allen-Cahn it measured worse than equal: the error
+// an early window hands on weighs more than the later windows' extra steps; bench/README.md).
+double window_share(WindowShares shares, int windows, int k);
 
 // Copies the parameters of `from` (theta_from) into `to` (theta_to) by name, a name of `to` that
 // starts with `to_prefix` taking the one of `from` with `from_prefix` in its place; the others

@@ -253,6 +253,9 @@ const options::Declaration<SolveOptions>& training_options() {
                           "constants or conditions on a time face (`on: final`) yet; `--resume` "
                           "of a marched run is refused.")),
           &SolveOptions::time_windows);
+    d.add_choice("window_shares", &SolveOptions::window_shares, window_shares_names(), "equal",
+                 "Time marching under max_time: each window's part of the time left when it "
+                 "starts.");
     return d;
   }();
   return d;

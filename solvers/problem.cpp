@@ -312,8 +312,10 @@ bool Problem::by_construction(std::size_t k) const {
       std::any_of(network_spec_.periodic.begin(), network_spec_.periodic.end(),
                   [&](const nn::PeriodicInput& p) {
                     const double turns = extent / p.period;
+                    // An input periodic in value only holds the values, not the slopes.
                     return p.column == column && turns >= 0.5 &&
-                           std::abs(turns - std::round(turns)) <= 1e-9 * turns;
+                           std::abs(turns - std::round(turns)) <= 1e-9 * turns &&
+                           (!p.slope_jump || c.derivatives == 0);
                   });
   if (!periodic_input) return false;
   // A hard constraint g + D N keeps it when D is periodic too: the initial face's distance is one

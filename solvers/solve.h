@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "solvers/marching.h"
 #include "solvers/problem.h"
 #include "solvers/solution.h"
 #include "solvers/trainer.h"
@@ -136,6 +137,8 @@ struct SolveOptions {
   // > 1: time marching (solvers/marching.h): the time interval cut into this many windows,
   // trained one after the other (all the stages in each), each from the previous one's end.
   int time_windows = 1;
+  // How max_time is shared among the windows (window_share()).
+  WindowShares window_shares = WindowShares::equal;
 };
 
 // The steady clock in seconds (SolveOptions::started_at).

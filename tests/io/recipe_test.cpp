@@ -62,6 +62,9 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::gradnorm);
   // A periodic domain in time: four windows, each with fewer steps.
   EXPECT_EQ(c.time_windows, 4);
+  // Equal shares of the budget: growing ones (1 : 2 : 3 : 4) left the early windows worse, and
+  // their error is what the later ones start from (bench/README.md).
+  EXPECT_EQ(c.window_shares, solvers::WindowShares::equal);
   ASSERT_EQ(c.stages.size(), 3u);
   EXPECT_EQ(c.stages[0].optimizer, "adam");
   EXPECT_EQ(c.stages[0].steps, 5000);
@@ -97,6 +100,34 @@ conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]
   const RunConfig two = from(kPeriodic + "training: {time_windows: 2}\n");
   EXPECT_EQ(two.time_windows, 2);
   EXPECT_EQ(two.stages.at(0).steps, 5000);
+}
+
+// The period written into the config is the domain's extent to the last bit (2 pi, not 6.28319),
+// so that the network is periodic over the box and the condition is left out.
+TEST(Recipe, ThePeriodIsTheExtentToTheLastBit) {
+  const RunConfig c =
+      from(R"(geometry: {type: interval, min: [0], max: [6.283185307179586], time: [0, 1]}
+equations: [{expression: u_t + 30*u_x}]
+conditions: [{kind: periodic, coordinate: x}]
+hard_constraints: [{field: u, value: sin(x), on: initial}]
+)");
+  ASSERT_EQ(c.spec.pinn.network.periodic.size(), 1u);
+  EXPECT_EQ(c.spec.pinn.network.periodic[0].period, 6.283185307179586);
+  EXPECT_EQ(c.resolved["network"]["periodic"][0]["period"].as<std::string>(), "6.283185307179586");
+}
+
+// network.periodic[].slope_jump needs the period to be the domain's length (the input is periodic
+// over the domain, from its lower bound).
+TEST(Recipe, ASlopeJumpInputNeedsThePeriodToBeTheDomain) {
+  const std::string text = R"(geometry: {type: interval, min: [-1], max: [1], time: [0, 1]}
+equations: [{expression: u_t - 0.01*u_xx}]
+conditions: [{kind: periodic, coordinate: x}, {kind: initial_value, value: cos(pi*x)}]
+network:
+  periodic: [{coordinate: x, period: 1, slope_jump: true}]
+)";
+  expect_user_error([&] { from(text); },
+                    "test.yaml:5:53: network.periodic[0].slope_jump: needs the period to be the "
+                    "domain's length along x (2), not 1");
 }
 
 TEST(Recipe, ASteadyProblemGetsSobolPointsAndNoTimeChunks) {

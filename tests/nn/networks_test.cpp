@@ -134,6 +134,32 @@ TEST(Network, APeriodicEmbeddingMakesTheOutputExactlyPeriodic) {
   EXPECT_GT((a - run(net, g, shifted, p)).abs().maxCoeff(), 1e-3);
 }
 
+// slope_jump: one input more, 4 s (1 - s) with s = (x - seam) / period; the output still takes
+// equal values at the seam and one period on, but its slope there may differ, and does at almost
+// any parameters.
+TEST(Network, ASlopeJumpInputKeepsTheValuesPeriodicButNotTheSlope) {
+  Graph g(DType::f64);
+  NetworkSpec spec{.inputs = 2, .hidden = {16, 16}, .outputs = 1};
+  spec.periodic = {{.column = 0, .period = 2.0, .slope_jump = true, .seam = -1.0}};
+  const Network net(g, spec);
+  EXPECT_EQ(net.embedded_width(), 2 + 1 + 1);
+  const Bindings p = net.init(3, 0.1);
+  const double h = 1e-6;
+  MatrixD x(4, 2);
+  x << -1, 0.3, -1 + h, 0.3, 1 - h, 0.3, 1, 0.3;
+  const MatrixD u = run(net, g, x, p);
+  EXPECT_LT(std::abs(u(0, 0) - u(3, 0)), 1e-12) << "periodic in value";
+  const double lower = (u(1, 0) - u(0, 0)) / h, upper = (u(3, 0) - u(2, 0)) / h;
+  EXPECT_GT(std::abs(lower - upper), 1e-3) << lower << " " << upper;
+  // Without it the slopes are equal.
+  NetworkSpec plain = spec;
+  plain.periodic[0].slope_jump = false;
+  Graph g2(DType::f64);
+  const Network smooth(g2, plain);
+  const MatrixD v = run(smooth, g2, x, smooth.init(3, 0.1));
+  EXPECT_LT(std::abs((v(1, 0) - v(0, 0)) / h - (v(3, 0) - v(2, 0)) / h), 1e-4);
+}
+
 TEST(Network, NormalizationIsTheAffineMapToMinusOneOne) {
   Graph g(DType::f64);
   NetworkSpec plain{.inputs = 2, .hidden = {8}, .outputs = 1};

@@ -1,7 +1,7 @@
 // Time marching (solvers/marching.h): continuity at the windows' edges that comes from the
 // hand-over and improves with training, the combined solution equal to each window's own
 // problem, the error a short marched heat run reaches, the hand-over of initial_rate conditions,
-// and the key's errors.
+// the time budget's shares, and the key's errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -190,6 +190,31 @@ TEST(Marching, TheTimeBudgetIsSharedAmongTheWindows) {
   // The budget counts from the start of solve(); what comes after the last step (the combined
   // validation) is not in it.
   EXPECT_LT(wall, 4 + 8.0);
+}
+
+// window_shares: the part of the time left each window may spend; when each spends all of its
+// own, equal gives every window a quarter of the budget, growing 1 : 2 : 3 : 4; the last window
+// always takes what is left.
+TEST(Marching, WindowSharesEqualOrGrowing) {
+  const auto spent = [](WindowShares shares) {
+    std::vector<double> parts;
+    double left = 1;
+    for (int k = 0; k < 4; ++k) {
+      parts.push_back(left * window_share(shares, 4, k));
+      left -= parts.back();
+    }
+    EXPECT_NEAR(left, 0, 1e-15);
+    return parts;
+  };
+  const std::vector<double> equal = spent(WindowShares::equal);
+  const std::vector<double> growing = spent(WindowShares::growing);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(equal[static_cast<std::size_t>(k)], 0.25, 1e-15);
+    EXPECT_NEAR(growing[static_cast<std::size_t>(k)], (k + 1) / 10.0, 1e-15);
+  }
+  EXPECT_DOUBLE_EQ(window_share(WindowShares::growing, 4, 1), 2.0 / 9);
+  EXPECT_DOUBLE_EQ(window_share(WindowShares::growing, 1, 0), 1.0);
+  EXPECT_EQ(window_shares_names().from_name("growing"), WindowShares::growing);
 }
 
 TEST(Marching, BadTimeWindowsAreUserErrorsNamingTheKey) {

@@ -197,6 +197,13 @@ TEST(Problem, APeriodicConditionThePeriodicNetworkHoldsIsOff) {
   EXPECT_EQ(weights(spec(2, {{.value = "x^2*cos(pi*x)", .on = "initial"}})),
             (std::vector<double>{1, 0, 1}))
       << "u = g + t N: what g breaks, no parameter mends";
+  // An input periodic in value only (slope_jump) holds the values, not the slope.
+  ProblemSpec jump = spec(2, {{.value = "x^2*cos(pi*x)", .on = "initial"}});
+  jump.pinn.network.periodic[0].slope_jump = true;
+  jump.pinn.network.periodic[0].seam = -1;
+  EXPECT_EQ(weights(jump), (std::vector<double>{1, 1, 1})) << "derivatives: 1";
+  jump.math.conditions[0].derivatives = 0;
+  EXPECT_EQ(weights(jump), (std::vector<double>{1, 0, 1})) << "derivatives: 0";
   EXPECT_EQ(weights(spec(2, {{.value = "0", .distance = "1 - x^2"}})),
             (std::vector<double>{1, 1, 1}))
       << "u = g + (1 - x^2) N: the parameters move its derivative's jump";
