@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 
 #include "equations/analysis.h"
@@ -41,12 +41,8 @@ std::string number(double v) {
 // 6.28319 for 2 pi leaves the network not quite periodic over the box).
 std::string exact_number(double v) {
   char b[32];
-  for (int digits = 6; digits < 17; ++digits) {
-    std::snprintf(b, sizeof b, "%.*g", digits, v);
-    if (std::strtod(b, nullptr) == v) return b;
-  }
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
+  const auto result = std::to_chars(b, b + sizeof b, v);
+  return std::string(b, result.ptr);
 }
 
 std::string flow(const YAML::Node& n) {
