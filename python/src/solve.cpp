@@ -34,8 +34,10 @@ extern "C" void on_sigint(int) { g_interrupt = 1; }
 
 // While training runs (GIL released), Python's own SIGINT handler would only note the signal for
 // the interpreter to act on once training returned. This one sets the trainer's interrupt flag
-// instead; the handler that was there before is put back when training ends. Only in the main
-// thread, where Python handles signals (from another thread, Ctrl-C goes to Python as usual).
+// instead; the handler that was there before is put back when training ends. Only where Ctrl-C
+// would be a KeyboardInterrupt (takes_ctrl_c): a process that ignores SIGINT (started in the
+// background by a shell without job control, or under nohup) keeps ignoring it, and a handler of
+// the user's own keeps the signal (it runs at the next callback).
 class SigintGuard {
  public:
   explicit SigintGuard(bool install) : installed_(install) {
@@ -60,6 +62,14 @@ class SigintGuard {
 bool in_main_thread() {
   const py::module_ threading = py::module_::import("threading");
   return threading.attr("current_thread")().is(threading.attr("main_thread")());
+}
+
+// Whether Ctrl-C stops this solve() between two steps: called from the main thread (where Python
+// handles signals) while SIGINT's handler is Python's default one, the KeyboardInterrupt.
+bool takes_ctrl_c() {
+  if (!in_main_thread()) return false;
+  const py::module_ signal = py::module_::import("signal");
+  return signal.attr("getsignal")(signal.attr("SIGINT")).is(signal.attr("default_int_handler"));
 }
 
 // What a callback receives: one step of training.
@@ -176,13 +186,13 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
   std::string header;  // history.csv's, once the first step is done
   std::vector<std::string> slots;
   std::exception_ptr failure;  // what the callback raised: re-raised once training has ended
-  // Ctrl-C reaches the training of the main thread only; one in another thread has a flag of
+  // Ctrl-C reaches the training of the main thread only (takes_ctrl_c); any other has a flag of
   // its own that nothing sets.
-  const bool main_thread = in_main_thread();
+  const bool ctrl_c = takes_ctrl_c();
   volatile std::sig_atomic_t never = 0;
   io::RunOptions options{.resume = resume,
                          .max_steps = max_steps,
-                         .interrupt = main_thread ? &g_interrupt : &never,
+                         .interrupt = ctrl_c ? &g_interrupt : &never,
                          .communicator = communicator.get()};
   options.on_step = [&](const solvers::StepInfo& info) {
     // Every rank comes here after every step (the trainer's collectives keep them in step), with
@@ -208,7 +218,7 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
   std::optional<io::RunReport> report;
   std::vector<std::string> files;
   {
-    SigintGuard guard(main_thread);
+    SigintGuard guard(ctrl_c);
     py::gil_scoped_release released;
     report.emplace(io::run(config, options));
     files = report->files;
