@@ -115,11 +115,16 @@ void write_eval(const std::string& out, const MatrixD& points, const MatrixD& va
 volatile std::sig_atomic_t g_stop_signal = 0;
 std::atomic<bool> g_graceful_stop{false};
 
+// The two, less any the process was started ignoring (a shell without job control starts its
+// background commands with SIGINT ignored): blocked, an ignored signal would still reach sigwait.
 sigset_t stop_signals() {
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
+  for (const int signo : {SIGTERM, SIGINT}) {
+    struct sigaction now {};
+    if (sigaction(signo, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
+    sigaddset(&set, signo);
+  }
   return set;
 }
 

@@ -290,10 +290,14 @@ TEST_F(Cli, KillNineThenResumeGivesTheSameParameters) {
 }
 
 // Starts `jetpde run cfg --progress none` (SIGINT and SIGTERM at their default actions, whatever
-// this process has), waits until its checkpoint is past `step`, sends `signo`, and returns the
-// wait status.
-int run_and_signal(const std::string& cfg, const std::string& checkpoint, int step, int signo) {
+// this process has; SIGINT ignored with `ignoring_sigint`, as a shell without job control starts
+// a background command), waits until its checkpoint is past `step`, sends `signo`, and returns
+// the wait status.
+int run_and_signal(const std::string& cfg, const std::string& checkpoint, int step, int signo,
+                   bool ignoring_sigint = false) {
   std::vector<std::string> args{JETPDE_BINARY, "run", cfg, "--progress", "none"};
+  if (ignoring_sigint)
+    args.insert(args.begin(), {"/bin/sh", "-c", "trap '' INT; exec \"$0\" \"$@\""});
   std::vector<char*> argv;
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -307,7 +311,7 @@ int run_and_signal(const std::string& cfg, const std::string& checkpoint, int st
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   pid_t pid;
-  const int spawned = posix_spawn(&pid, JETPDE_BINARY, nullptr, &attr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
   if (spawned != 0) return -1;
   for (int i = 0, at = 0; i < 60000 && at < step; ++i) {
@@ -375,6 +379,16 @@ TEST_F(Cli, SigtermAndSigintStopCleanlyAndResumeGivesTheSameParameters) {
         << b.text;
   }
   expect_no_temporaries();
+}
+
+// A run started with SIGINT ignored keeps ignoring it (blocked for sigwait, it would not be).
+TEST_F(Cli, ARunStartedIgnoringSigintTrainsOnThroughIt) {
+  const std::string out = (dir_ / "ignoring").string();
+  const std::string cfg = write("ignoring.yaml", poisson(4000, out));
+  const int status = run_and_signal(cfg, out + "/checkpoint.h5", 100, SIGINT, true);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(read_text(out + "/summary.json").find("\"status\": \"finished\""), std::string::npos);
 }
 
 // training.max_time: a budget far shorter than the stages stops after a step with everything
