@@ -14,6 +14,7 @@
 #include "io/vtk_write.h"
 #include "python/src/bindings.h"
 #include "python/src/py_solution.h"
+#include "python/src/signals.h"
 
 namespace jetpde::python {
 
@@ -193,6 +194,7 @@ void define_solution(py::module_& m) {
             MatrixD p = points_from(points, s.coordinates(), "evaluate: points");
             MatrixD out;
             {
+              const ComputeSignals computing;
               py::gil_scoped_release released;
               out = s.evaluate(p, std::move(expressions));
             }
@@ -200,9 +202,10 @@ void define_solution(py::module_& m) {
           },
           py::arg("points"), py::arg("expressions") = std::vector<std::string>{})
       .def("write_vti", &PySolution::write_vti, py::arg("path"), py::arg("grid"),
-           py::arg("quantities"), py::call_guard<py::gil_scoped_release>())
+           py::arg("quantities"), py::call_guard<ComputeSignals, py::gil_scoped_release>())
       .def("export_fields", &PySolution::export_fields, py::arg("dir"), py::arg("grid"),
-           py::arg("time_steps"), py::arg("quantities"), py::call_guard<py::gil_scoped_release>())
+           py::arg("time_steps"), py::arg("quantities"),
+           py::call_guard<ComputeSignals, py::gil_scoped_release>())
       .def_property_readonly("parameters", &PySolution::parameters)
       .def_property_readonly("config", &PySolution::config_copy)
       .def_property_readonly("dir", &PySolution::dir)
@@ -283,6 +286,7 @@ void define_solution(py::module_& m) {
   m.def(
       "load_run",
       [](const std::string& dir, const std::vector<std::string>& overrides) {
+        const ComputeSignals computing;
         py::gil_scoped_release released;
         return std::make_unique<PySolution>(io::load_run(dir, overrides), dir);
       },

@@ -4,21 +4,23 @@
 // ranks of an mpi4py communicator when one is given.
 #include <pybind11/stl.h>
 
+#include <pthread.h>
+
+#include <condition_variable>
 #include <csignal>
 #include <cstdint>
 #include <exception>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <thread>
 
 #include "io/config.h"
 #include "io/run.h"
 #include "python/src/bindings.h"
 #include "python/src/py_solution.h"
+#include "python/src/signals.h"
 #include "solvers/marching.h"
 #include "solvers/mpi.h"
 #include "solvers/solve.h"
@@ -38,6 +40,8 @@ extern "C" void on_sigint(int) { g_interrupt = 1; }
 // would be a KeyboardInterrupt (takes_ctrl_c): a process that ignores SIGINT (started in the
 // background by a shell without job control, or under nohup) keeps ignoring it, and a handler of
 // the user's own keeps the signal (it runs at the next callback).
+// The training threads block SIGINT (signals.h: no handler may run on them), so a thread of the
+// guard's own, idle with SIGINT open, is there for the handler to run on.
 class SigintGuard {
  public:
   explicit SigintGuard(bool install) : installed_(install) {
@@ -47,9 +51,25 @@ class SigintGuard {
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     installed_ = sigaction(SIGINT, &sa, &previous_) == 0;
+    if (!installed_) return;
+    catcher_ = std::thread([this] {
+      sigset_t sigint;
+      sigemptyset(&sigint);
+      sigaddset(&sigint, SIGINT);
+      pthread_sigmask(SIG_UNBLOCK, &sigint, nullptr);
+      std::unique_lock<std::mutex> lock(mutex_);
+      ended_.wait(lock, [this] { return end_; });
+    });
   }
   ~SigintGuard() {
-    if (installed_) sigaction(SIGINT, &previous_, nullptr);
+    if (!installed_) return;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      end_ = true;
+    }
+    ended_.notify_one();
+    catcher_.join();
+    sigaction(SIGINT, &previous_, nullptr);
   }
   SigintGuard(const SigintGuard&) = delete;
   SigintGuard& operator=(const SigintGuard&) = delete;
@@ -57,6 +77,10 @@ class SigintGuard {
  private:
   bool installed_;
   struct sigaction previous_ {};
+  std::thread catcher_;
+  std::mutex mutex_;
+  std::condition_variable ended_;
+  bool end_ = false;
 };
 
 bool in_main_thread() {
@@ -167,14 +191,6 @@ io::LoadedRun loaded_from_memory(const io::RunConfig& config, const io::RunRepor
       .step = report.result().steps};
 }
 
-void set_threads(int threads) {
-#ifdef _OPENMP
-  if (threads > 0) omp_set_num_threads(threads);
-#else
-  (void)threads;
-#endif
-}
-
 std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object& callback,
                                   int every, bool resume, int max_steps, const py::object& comm) {
   if (every < 1) throw UserError("callback_every: " + std::to_string(every) + "; give at least 1");
@@ -194,6 +210,7 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
                          .max_steps = max_steps,
                          .interrupt = ctrl_c ? &g_interrupt : &never,
                          .communicator = communicator.get()};
+  std::optional<ComputeSignals> computing;  // while training: below
   options.on_step = [&](const solvers::StepInfo& info) {
     // Every rank comes here after every step (the trainer's collectives keep them in step), with
     // or without a callback of its own: the one place where rank 0's header can reach them all.
@@ -205,6 +222,7 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
     steps.push_back(info);
     if (callback.is_none() || info.step % every != 0) return true;
     py::gil_scoped_acquire acquired;
+    const ComputeSignals::Unblocked python_code(*computing);
     try {
       const py::object r = callback(PyStepInfo{info, slots});
       // None (no return statement) goes on; False (or anything false but None) stops.
@@ -214,21 +232,24 @@ std::unique_ptr<PySolution> solve(const io::RunConfig& config, const py::object&
       return false;
     }
   };
-  set_threads(config.threads);
+  start_threads_without_signals(config.threads);
   std::optional<io::RunReport> report;
   std::vector<std::string> files;
   {
     SigintGuard guard(ctrl_c);
+    computing.emplace();  // after the guard: SIGINT has a handler then, and is blocked here
     py::gil_scoped_release released;
     report.emplace(io::run(config, options));
     files = report->files;
     // Rank 0's list (the others wrote nothing, so theirs stops before the fields); here, before
     // anything that raises on one rank only (the callback's exception), so that none waits.
     if (communicator) files = lines_of(broadcast_text(*communicator, joined(files)));
+    computing.reset();  // before the guard: a SIGINT pending here still sets only the flag
   }
   if (failure) std::rethrow_exception(failure);
   std::unique_ptr<PySolution> s;
   {
+    const ComputeSignals loading;
     py::gil_scoped_release released;
     s = std::make_unique<PySolution>(
         rank == 0 ? io::load_run(report->dir) : loaded_from_memory(config, *report), report->dir);

@@ -147,6 +147,45 @@ def test_a_handler_of_the_users_own_keeps_ctrl_c(tiny_problem, tmp_path, sigint)
     assert sol.status == "stopped" and 3 <= sol.step <= 5
 
 
+def _blocked(tid):
+    """The signals blocked in thread `tid` of this process (from /proc)."""
+    with open(f"/proc/self/task/{tid}/status") as f:
+        mask = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+    return {s for s in signal.Signals if mask >> (s - 1) & 1}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs Linux's /proc")
+def test_no_signal_handler_runs_on_a_computing_thread(tiny_problem, tmp_path, sigint):
+    # oneDNN's fp32 GEMMs move the stack pointer into the heap: a handler that ran there (a
+    # Ctrl-C during training) corrupted the heap in 6 of 20 tries. So SIGINT (and any signal with
+    # a handler) is blocked in the thread that trains, and the OpenMP threads never take one.
+    sigint(signal.default_int_handler)
+    main = threading.get_native_id()
+    seen = set()  # what the training thread had blocked at some moment
+    done = threading.Event()
+
+    def watch():  # while training runs (no callback: Python code may take signals there)
+        while not done.is_set():
+            seen.update(_blocked(main))
+            time.sleep(0.001)
+
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        _solve(tiny_problem, tmp_path, steps=400)
+    finally:
+        done.set()
+        t.join()
+    assert signal.SIGINT in seen
+    assert signal.SIGINT not in _blocked(main)  # open again after training
+    # The pool's threads (jetpde starts them when imported): every asynchronous signal blocked.
+    pool = [tid for tid in os.listdir("/proc/self/task")
+            if {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1} <= _blocked(tid)]
+    threads = int(os.environ.get("OMP_NUM_THREADS", "0").split(",")[0] or 0)
+    if (threads or len(os.sched_getaffinity(0))) > 1:
+        assert len(pool) >= 1
+
+
 def test_resume_after_an_interrupt(tiny_problem, tmp_path):
     stopped = _solve(tiny_problem, tmp_path, steps=8, callback=lambda i: i.step < 5)
     assert stopped.step == 5
