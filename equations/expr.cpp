@@ -2,10 +2,10 @@
 #include "equations/expr.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "autodiff/errors.h"
+#include "autodiff/text.h"
 #include "equations/limits.h"
 
 namespace jetpde::equations {
@@ -208,13 +208,6 @@ int precedence(const Expr& e) {
   }
 }
 
-std::string format_number(double value) {
-  if (std::signbit(value)) return "-" + format_number(-value);
-  char buf[64];
-  const auto result = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, result.ptr);
-}
-
 std::string wrap(const Expr& e, bool parens) { return parens ? "(" + e.str() + ")" : e.str(); }
 
 // An operator call: `not a`, `a < b` (comparisons do not chain), `a and b`, `a or b`.
@@ -293,7 +286,7 @@ std::string Expr::str() const {
   const ExprNode& n = *node_;
   switch (n.kind) {
     case ExprKind::number:
-      return format_number(n.value);
+      return exact_text(n.value);
     case ExprKind::constant:
     case ExprKind::param:
     case ExprKind::coordinate:

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdio>
 #include <sstream>
 
+#include "autodiff/text.h"
 #include "equations/analysis.h"
 #include "equations/parser.h"
 #include "solvers/marching.h"
@@ -35,14 +35,6 @@ std::string number(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", v);
   return b;
-}
-
-// The shortest text that reads back as v (a period must be the domain's extent to the last bit:
-// 6.28319 for 2 pi leaves the network not quite periodic over the box).
-std::string exact_number(double v) {
-  char b[32];
-  const auto result = std::to_chars(b, b + sizeof b, v);
-  return std::string(b, result.ptr);
 }
 
 std::string flow(const YAML::Node& n) {
@@ -207,7 +199,7 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
       for (const auto& [coordinate, period] : f.periodic) {
         YAML::Node p;
         p["coordinate"] = coordinate;
-        p["period"] = exact_number(period);
+        p["period"] = exact_text(period);  // 6.28319 for 2 pi: not periodic over the box
         periodic.push_back(p);
       }
       net["periodic"] = periodic;

@@ -21,7 +21,6 @@
 #include <bit>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +31,7 @@
 #include <sstream>
 
 #include "autodiff/errors.h"
+#include "autodiff/text.h"
 
 namespace jetpde::io {
 namespace {
@@ -301,19 +301,12 @@ std::string xml_escaped(const std::string& text) {
   return out;
 }
 
-// The shortest decimal form that reads back to the same double.
-std::string shortest(double x) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
-  return std::string(buffer, result.ptr);
-}
-
 void check_entries(const std::string& path, const std::vector<PvdEntry>& entries) {
   for (std::size_t n = 0; n < entries.size(); ++n) {
     const std::string entry = "entry " + std::to_string(n) + " ('" + entries[n].file + "')";
     if (!std::isfinite(entries[n].time))
       throw UserError(cannot_write(
-          path, entry + " has time " + shortest(entries[n].time) + "; times must be finite"));
+          path, entry + " has time " + exact_text(entries[n].time) + "; times must be finite"));
     if (entries[n].file.empty())
       throw UserError(cannot_write(path, "entry " + std::to_string(n) + " has an empty file name"));
   }
@@ -327,8 +320,8 @@ std::string pvd_text(const std::vector<PvdEntry>& entries) {
       << "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"" << byte_order << "\">\n"
       << "  <Collection>\n";
   for (const PvdEntry& entry : entries)
-    xml << "    <DataSet timestep=\"" << shortest(entry.time) << "\" group=\"\" part=\"0\" file=\""
-        << xml_escaped(entry.file) << "\"/>\n";
+    xml << "    <DataSet timestep=\"" << exact_text(entry.time)
+        << "\" group=\"\" part=\"0\" file=\"" << xml_escaped(entry.file) << "\"/>\n";
   xml << "  </Collection>\n"
       << "</VTKFile>\n";
   return xml.str();

@@ -22,7 +22,6 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -30,6 +29,7 @@
 #include <string>
 
 #include "autodiff/errors.h"
+#include "autodiff/text.h"
 
 namespace jetpde::solvers {
 
@@ -55,12 +55,6 @@ constexpr double kTail = 40;         // e^-40 = 4e-18: terms this far below the 
 constexpr double kMaxPanels = 1e7;   // about half a second for one point
 // |u| <= e^(-nu pi^2 t) (the Fourier series of the heat solution phi), which underflows past this.
 constexpr double kUnderflowExponent = 800;
-
-std::string number(double value) {
-  std::array<char, 32> text{};
-  const auto result = std::to_chars(text.data(), text.data() + text.size(), value);
-  return std::string(text.data(), result.ptr);
-}
 
 struct LegendreRule {
   std::array<double, kNodesPerPanel> nodes, weights;
@@ -151,8 +145,8 @@ Panels panels_for(const ColeHopfExponent& exponent, double t, double nu) {
   const double curvature = 2 / exponent.heat + pi * pi * std::max(exponent.a, 1.0);
   const double count = std::ceil(2 * half_window * std::sqrt(curvature) / kPanelWidth);
   if (count > kMaxPanels)
-    throw UserError("burgers_sine_exact: nu = " + number(nu) + " and t = " + number(t) +
-                    " need more than " + number(kMaxPanels) +
+    throw UserError("burgers_sine_exact: nu = " + exact_text(nu) + " and t = " + exact_text(t) +
+                    " need more than " + exact_text(kMaxPanels) +
                     " quadrature panels (t / nu too large)");
   Panels panels{static_cast<std::int64_t>(count), 2 * half_window / count, curvature, {}, {}, {}};
   const LegendreRule& rule = legendre_rule();
@@ -197,16 +191,17 @@ double evaluate(double x, double t, double nu) {
 
 void check_nu(double nu) {
   if (!(nu > 0) || !std::isfinite(nu))
-    throw UserError("burgers_sine_exact: nu must be positive and finite, got " + number(nu));
+    throw UserError("burgers_sine_exact: nu must be positive and finite, got " + exact_text(nu));
 }
 
 // `row` < 0: a single point.
 void check_point(double x, double t, Eigen::Index row) {
   const auto where = [&] { return row < 0 ? std::string() : " (row " + std::to_string(row) + ")"; };
   if (!std::isfinite(x))
-    throw UserError("burgers_sine_exact: x must be finite, got " + number(x) + where());
+    throw UserError("burgers_sine_exact: x must be finite, got " + exact_text(x) + where());
   if (!(t >= 0) || !std::isfinite(t))
-    throw UserError("burgers_sine_exact: t must be finite and >= 0, got " + number(t) + where());
+    throw UserError("burgers_sine_exact: t must be finite and >= 0, got " + exact_text(t) +
+                    where());
 }
 
 }  // namespace
