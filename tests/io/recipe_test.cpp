@@ -151,16 +151,25 @@ hard_constraints: [{field: u, value: 0}]
   EXPECT_EQ(one.weighting.kind, solvers::Weighting::Kind::fixed);
 }
 
-TEST(Recipe, AnExactlyPeriodicNetworkLeavesNothingToBalance) {
-  // The equation and a periodic condition the chosen network satisfies exactly: no weighting.
-  const RunConfig c = from(R"(geometry: {type: interval, min: [-1], max: [1], time: [0, 1]}
+TEST(Recipe, AnExactlyPeriodicNetworkLeavesNothingToBalanceInOneWindow) {
+  // The equation and a periodic condition the chosen network satisfies exactly: in one time
+  // window, nothing to balance.
+  const std::string problem = R"(geometry: {type: interval, min: [-1], max: [1], time: [0, 1]}
 equations: [{expression: u_t - 0.001*u_xx + 5*u^3 - 5*u}]
 conditions: [{kind: periodic, coordinate: x, derivatives: 1}]
 hard_constraints: [{field: u, value: x^2*cos(pi*x), on: initial}]
-)");
+)";
+  const RunConfig c = from(problem + "training: {time_windows: 1}\n");
   ASSERT_TRUE(c.recipe.applied);
+  EXPECT_FALSE(chose(c.recipe, "training.weighting.kind"));
   EXPECT_EQ(c.weighting.kind, solvers::Weighting::Kind::fixed);
   EXPECT_EQ(c.spec.pinn.network.periodic.size(), 1u);
+  // Marched (the recipe's choice here), every window after the first balances its residual
+  // against the initial condition handed over as data.
+  const RunConfig marched = from(problem);
+  EXPECT_EQ(marched.time_windows, 4);
+  EXPECT_EQ(marched.weighting.kind, solvers::Weighting::Kind::gradnorm);
+  EXPECT_EQ(marched.weighting.every, 1000);
   // With the config's own network the periodic condition is a term like any other.
   const RunConfig own = from(R"(geometry: {type: interval, min: [-1], max: [1], time: [0, 1]}
 equations: [{expression: u_t - 0.001*u_xx + 5*u^3 - 5*u}]
