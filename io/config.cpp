@@ -548,7 +548,8 @@ void build_conditions(const Reader& r, const YAML::Node& c, RunConfig& run) {
   }
 }
 
-void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
+// `n` is the section at `key` (network, or decomposition.network), named so in messages.
+void build_network(const Reader& r, const YAML::Node& n, const std::string& key, RunConfig& run) {
   nn::NetworkSpec& net = run.spec.pinn.network;
   read_declared(nn::network_options(), n, net);
   net.fourier.seed = run.seed;
@@ -563,7 +564,7 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
     const std::string name = p["coordinate"].as<std::string>();
     const auto it = std::find(coords.begin(), coords.end(), name);
     if (it == coords.end())
-      r.fail(p["coordinate"], "network.periodic[" + std::to_string(i) + "].coordinate",
+      r.fail(p["coordinate"], key + ".periodic[" + std::to_string(i) + "].coordinate",
              "'" + name + "' is not a coordinate");
     nn::PeriodicInput input{.column = static_cast<int>(it - coords.begin())};
     read_declared(nn::periodic_input_options(), p, input);
@@ -574,7 +575,7 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
       const auto c = static_cast<std::size_t>(input.column);
       const double length = b.hi[c] - b.lo[c];
       if (std::abs(input.period - length) > 1e-9 * length)
-        r.fail(p["slope_jump"], "network.periodic[" + std::to_string(i) + "].slope_jump",
+        r.fail(p["slope_jump"], key + ".periodic[" + std::to_string(i) + "].slope_jump",
                "needs the period to be the domain's length along " + name + " (" +
                    geometry::format_number(length) + "), not " +
                    geometry::format_number(input.period));
@@ -598,9 +599,9 @@ void build_network(const Reader& r, const YAML::Node& n, RunConfig& run) {
       nn::Network(scratch, s);
     };
     s.fourier.features = 0;
-    r.at(n["hidden"], "network.hidden", build);
+    r.at(n["hidden"], key + ".hidden", build);
     s.fourier.features = net.fourier.features;
-    r.at(n["fourier_features"], "network.fourier_features", build);
+    r.at(n["fourier_features"], key + ".fourier_features", build);
   }
 }
 
@@ -637,7 +638,7 @@ void build_decomposition(const Reader& r, const YAML::Node& n, RunConfig& run) {
     RunConfig sub;
     sub.seed = run.seed;
     sub.spec.math.domain = run.spec.math.domain;
-    build_network(r, n["network"], sub);
+    build_network(r, n["network"], "decomposition.network", sub);
     d.network = sub.spec.pinn.network;
   }
   YAML::Node where = n["pieces"] ? n["pieces"] : n["subdomains"] ? n["subdomains"] : n["method"];
@@ -962,7 +963,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_sampling(r, c["sampling"], run);
   read_declared(solvers::parallel_options(), c["parallel"], run.spec.pinn);
   build_conditions(r, c, run);
-  build_network(r, c["network"], run);
+  build_network(r, c["network"], "network", run);
   build_decomposition(r, c["decomposition"], run);
   build_training(r, c, run);
   build_reference(r, c, run);

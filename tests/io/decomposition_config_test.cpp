@@ -103,6 +103,14 @@ TEST(DecompositionConfig, ErrorsNameTheKeyAndLine) {
       "coordinate, in coordinate order), got 3");
   expect_user_error([] { from(kSquare + "decomposition: yes\n"); },
                     "test.yaml:12:16: decomposition: expected a mapping, got 'yes'");
+  // The subdomains' network is read as `network` is, its errors under its own path.
+  expect_user_error(
+      [] {
+        from(kSquare +
+             "decomposition: {method: fbpinn, subdomains: [2], network: {periodic: "
+             "[{coordinate: z, period: 1}]}}\n");
+      },
+      "test.yaml:12:84: decomposition.network.periodic[0].coordinate: 'z' is not a coordinate");
 }
 
 // Pieces are written as `geometry` is and read by the same code; each error names its piece.
