@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <sstream>
 
 #include "autodiff/text.h"
 #include "equations/analysis.h"
 #include "equations/parser.h"
+#include "geometry/geometry.h"
 #include "solvers/marching.h"
 
 namespace jetpde::io {
@@ -30,12 +30,6 @@ const options::EnumTable<RecipeKind>& recipe_names() {
 }
 
 namespace {
-
-std::string number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
 
 std::string flow(const YAML::Node& n) {
   YAML::Emitter out;
@@ -165,7 +159,8 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
   // The facts, as the log says them.
   {
     std::ostringstream s;
-    s << (f.time ? "time-dependent (t in [" + number(f.t0) + ", " + number(f.t1) + "])"
+    s << (f.time ? "time-dependent (t in [" + geometry::format_number(f.t0) + ", " +
+                       geometry::format_number(f.t1) + "])"
                  : std::string("steady"));
     s << ", " << f.spatial_dims << " spatial dimension" << (f.spatial_dims == 1 ? "" : "s");
     s << ", derivatives to order " << f.max_order;
