@@ -50,7 +50,11 @@ bool given(const YAML::Node& parent, const std::string& key) {
 // iterations, at no cost); then the fp64 polish, L-BFGS on the same parameters in double (the
 // stage that takes a PINN from 1e-3 to 1e-4: bench/README.md). Under a time budget
 // (training.max_time, and each time window's share of it) Adam takes at most 0.7 of the time and
-// L-BFGS half of what is left, so that the polish always runs.
+// L-BFGS half of what is left, so that the polish always runs. Both L-BFGS stages draw their
+// points anew (RAD, as Adam's) every kQuasiNewtonDraw iterations and restart on them: on one
+// draw the thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the
+// polish and then rose while the loss fell; bench/README.md).
+constexpr int kQuasiNewtonDraw = 250;
 YAML::Node stages(int adam_steps, int polish_steps) {
   YAML::Node adam;
   adam["optimizer"] = "adam";
@@ -65,12 +69,14 @@ YAML::Node stages(int adam_steps, int polish_steps) {
   lbfgs["steps"] = 5000;
   lbfgs["function_tolerance"] = 0;
   lbfgs["time_share"] = "0.5";
+  lbfgs["resample_every"] = kQuasiNewtonDraw;
   YAML::Node polish;
   polish["name"] = "polish";
   polish["optimizer"] = "lbfgs";
   polish["steps"] = polish_steps;
   polish["function_tolerance"] = 0;
   polish["precision"] = "fp64";
+  polish["resample_every"] = kQuasiNewtonDraw;
   YAML::Node list(YAML::NodeType::Sequence);
   list.push_back(adam);
   list.push_back(lbfgs);

@@ -134,7 +134,12 @@ std::vector<options::KeyPtr> rare_stage_keys() {
                           options::key("time_share", options::Key::Type::number, "0",
                                        "With training.max_time: the stage ends once it has used "
                                        "this share of the time left when it started, so that "
-                                       "the later stages still run (0: none of its own)."))};
+                                       "the later stages still run (0: none of its own).")),
+          options::at_least(
+              0, options::key("resample_every", options::Key::Type::integer, "0",
+                              "Draw the points again every this many steps of the stage; an "
+                              "L-BFGS stage then starts afresh on them, its history dropped (0: "
+                              "as sampling.resample_every, which never applies to L-BFGS)."))};
 }
 
 }  // namespace
@@ -167,6 +172,8 @@ Stage stage_from_values(const options::Values& values) {
     stage.precision = compiler::precision_names().from_name(options::as<std::string>(it->second));
   if (const auto it = values.find("time_share"); it != values.end())
     stage.time_share = options::as<double>(it->second);
+  if (const auto it = values.find("resample_every"); it != values.end())
+    stage.resample_every = options::as<int>(it->second);
   const OptimizerKind& kind = optimizer_kind(stage.optimizer);
   if (kind.read_options) stage.options = kind.read_options(stage, values);
   return stage;

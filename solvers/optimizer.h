@@ -67,6 +67,11 @@ struct Stage {
   // once it has used this share of the time left when it started, so that the later stages
   // (an fp64 polish) still run; 0: no share of its own (the budget alone stops it).
   double time_share = 0;
+  // > 0: the points are drawn again (the trainer's resampler) every this many steps of the stage;
+  // a line-search stage (L-BFGS) then starts its optimizer afresh with the new points, its
+  // history being of the old objective, so that a long quasi-Newton stage does not overfit one
+  // draw. 0: as the run resamples (Adam stages), never in a line-search stage.
+  int resample_every = 0;
 
   // The options as T: the defaults when empty; UserError naming the stage when they are of
   // another type.

@@ -200,7 +200,9 @@ const options::Declaration<SolveOptions>& sampling_options() {
     for (const options::KeyPtr& k : geometry::sample_options().keys()) d.add(k);
     d.add(at_least(1, key("interior_points", T::integer, "2048", "Interior collocation points.")));
     d.add(at_least(0, key("resample_every", T::integer, "0",
-                          "Draw every point set again every this many Adam steps (0: never).")),
+                          "Draw every point set again every this many steps of the stages "
+                          "without a line search (Adam, SOAP; 0: never). A stage's own "
+                          "resample_every counts its steps instead.")),
           &SolveOptions::resample_every);
     d.add(key("adaptive", T::boolean, "false",
               "Residual-based adaptive resampling (RAD) of the interior points."),

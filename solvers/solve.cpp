@@ -326,7 +326,8 @@ Solver::Solver(std::unique_ptr<Problem> problem, SolveOptions options)
     validation_points_ = combined_->validation_points_;
     return;
   }
-  if (o.resample_every > 0) {
+  if (o.resample_every > 0 || std::any_of(o.stages.begin(), o.stages.end(),
+                                          [](const Stage& s) { return s.resample_every > 0; })) {
     const int candidates =
         o.adaptive_candidates > 0 ? o.adaptive_candidates : 8 * p.spec().pinn.interior_points;
     trainer_->resample_every(o.resample_every, [&p, seed = o.seed, adaptive = o.adaptive,

@@ -51,6 +51,9 @@ Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weig
   if (stages_.empty()) throw UserError("trainer: no stages");
   for (const Stage& s : stages_) {
     if (s.steps < 1) throw UserError("trainer: stage '" + s.name + "' has no steps");
+    if (s.resample_every < 0)
+      throw UserError("trainer: stage '" + s.name + "': resampling every " +
+                      std::to_string(s.resample_every) + " steps");
     // Made now too (cheap: no state yet), so that a bad name or option fails before training.
     try {
       make_optimizer(s, objective_.layout());
@@ -94,7 +97,7 @@ void Trainer::validate_every(int every, Validation validation) {
 }
 
 void Trainer::resample_every(int every, Resampler resampler) {
-  if (every < 1) throw UserError("trainer: resampling every " + std::to_string(every) + " steps");
+  if (every < 0) throw UserError("trainer: resampling every " + std::to_string(every) + " steps");
   resampler_ = std::move(resampler);
   resample_every_ = every;
 }
@@ -452,12 +455,30 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   // The stage's arithmetic (config, not state: a stage resumed into switches the same way), set
   // before anything is bound for the stage so that its weights land in that step.
   objective_.use_precision(stage_precision(stage));
-  const std::unique_ptr<Optimizer> optimizer = make_optimizer(stage, objective_.layout());
-  if (start) optimizer->restore(start->optimizer);
-  // A line search needs one objective: no resampling and no weight updates in its stage, the
-  // weights fixed at its start (a resumed stage keeps those it started with).
+  const int first = start ? start->stage_step : 0;
+  // A line search needs one objective: no weight updates in its stage, the weights fixed at its
+  // start (a resumed stage keeps those it started with), and no resampling unless the stage asks
+  // for it (Stage::resample_every). Each draw is then a new objective: the optimizer runs afresh
+  // from it for the steps the stage has left (an L-BFGS iteration limit stays the stage's), the
+  // weights fixed again from the latest losses. The run in progress began at stage step `began`.
   const bool fixed_objective = stage.line_search();
+  const int every = fixed_objective ? stage.resample_every : 0;
+  int began = every > 0 && first > 0 ? (first - 1) / every * every : 0;
+  const auto make_run = [&] {
+    Stage rest = stage;
+    rest.steps = stage.steps - began;
+    return make_optimizer(rest, objective_.layout());
+  };
+  std::unique_ptr<Optimizer> optimizer = make_run();
+  if (start) optimizer->restore(start->optimizer);
   if (fixed_objective) objective_.set_weights(start ? start->slot_weights : slot_weights());
+  // Whether the points are drawn again before step k of the stage (`step` overall): the stage's
+  // own rule, counted in its steps, else the run's in stages without a line search. A function
+  // of the step numbers, so a resumed stage draws at the same steps.
+  const auto resample_due = [&](int k) {
+    if (stage.resample_every > 0) return k > 0 && k % stage.resample_every == 0;
+    return !fixed_objective && resample_every_ > 0 && step > 0 && step % resample_every_ == 0;
+  };
   const Evaluate evaluate = [&](const Eigen::VectorXd& x, Eigen::VectorXd& g) {
     return objective_.evaluate(x, &g);
   };
@@ -487,7 +508,6 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   Eigen::VectorXd last_good, previous;
   OptimizerState last_good_state, previous_state;
   double loss = start ? start->loss : std::nan("");  // the last step's
-  const int first = start ? start->stage_step : 0;
   // Stage::time_share: the stage's own deadline, a share of the budget left when it starts (on
   // the clock stop_due reads).
   double deadline = INFINITY;
@@ -497,11 +517,16 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   }
   int done = stage.steps;  // steps the stage took (fewer when its time share ends it)
   for (int k = first; k < stage.steps; ++k) {
-    if (!fixed_objective) {
-      if (resampler_ && step > 0 && step % resample_every_ == 0) {
-        whole(nullptr);
-        objective_.set_inputs(resampler_(step, theta));
+    if (resample_due(k)) {
+      whole(nullptr);
+      objective_.set_inputs(resampler_(step, theta));
+      if (fixed_objective) {
+        began = k;
+        optimizer = make_run();
+        objective_.set_weights(slot_weights());
       }
+    }
+    if (!fixed_objective) {
       if (weighting_.kind != Weighting::Kind::fixed && k % weighting_.every == 0)
         update_weights(theta, step);
       objective_.set_weights(slot_weights());
@@ -570,7 +595,10 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   end_exchange();
   endings_ += (endings_.empty() ? "" : "; ") + stage.name +
               (stage.precision ? " (" + compiler::precision_name(*stage.precision) + ")" : "") +
-              ": " + optimizer->ending(done, loss) +
+              ": " + optimizer->ending(done - began, loss) +
+              (began > 0 ? " in the last of " + std::to_string(began / every + 1) +
+                               " runs, each on points drawn anew"
+                         : "") +
               (done < stage.steps ? " (its time share spent)" : "");
   result.loss = loss;
   return true;
@@ -579,6 +607,10 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
 TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   if (stop_.target_error > 0 && !validation_)
     throw UserError("trainer: a target error needs a validation (validate_every)");
+  for (const Stage& s : stages_)
+    if (s.resample_every > 0 && !resampler_)
+      throw UserError("trainer: stage '" + s.name + "' draws new points every " +
+                      std::to_string(s.resample_every) + " steps, but there is no resampler");
   // Whatever happens in the stages (an early stop, an error), the objective is left in the run's
   // precision: what evaluates it after training (losses, later training) gets what it was
   // built with.

@@ -14,12 +14,13 @@
 //
 // The loop, the same for every optimizer: before a step, unless the stage's optimizer has a line
 // search (which needs one fixed objective), the points are resampled and the loss weights
-// updated; then the optimizer takes one step (however many evaluations that needs); then come
-// the history, validation, the callback, the stop conditions and the checkpoint. A stage ends
-// after its steps, or earlier when its optimizer ends it (L-BFGS converged).
-// A stage with a precision of its own (Stage::precision) switches the objective to it before its
-// first step (Objective::use_precision; a stage resumed into too: the precision is the stage's
-// config, not state), and its ending in the message says so ("polish (fp64): ..."); train()
+// updated (a line-search stage draws new points only where it says so, Stage::resample_every,
+// and then runs its optimizer afresh on them); then the optimizer takes one step (however many
+// evaluations that needs); then come the history, validation, the callback, the stop conditions and
+// the checkpoint. A stage ends after its steps, or earlier when its optimizer ends it (L-BFGS
+// converged). A stage with a precision of its own (Stage::precision) switches the objective to it
+// before its first step (Objective::use_precision; a stage resumed into too: the precision is the
+// stage's config, not state), and its ending in the message says so ("polish (fp64): ..."); train()
 // leaves the objective in the run's precision, however it returns.
 //
 // Loss weights, per term (LossTerm order), updated every `every` steps and held fixed in
@@ -182,8 +183,9 @@ class Trainer {
   // Every `every` steps and at the end: metrics of the current parameters.
   using Validation = std::function<Metrics(const Eigen::VectorXd& theta)>;
   void validate_every(int every, Validation validation);
-  // Every `every` steps, in stages without a line search (Adam): new inputs (points of the same
-  // counts) to bind.
+  // Every `every` steps, in stages without a line search (Adam), and every Stage::resample_every
+  // steps of a stage that has one: new inputs (points of the same counts) to bind. every = 0:
+  // only in the stages that have a rule of their own.
   using Resampler = std::function<Bindings(int step, const Eigen::VectorXd& theta)>;
   void resample_every(int every, Resampler resampler);
 

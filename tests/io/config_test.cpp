@@ -106,7 +106,7 @@ TEST(Config, UnknownKeyNamesThePathAndLine) {
       "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
       "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
       "function_tolerance, max_evaluations, precondition_frequency, max_precondition_dim, "
-      "precision, time_share)");
+      "precision, time_share, resample_every)");
 }
 
 TEST(Config, WrongTypesAndValues) {

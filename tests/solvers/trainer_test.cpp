@@ -472,6 +472,58 @@ TEST(Trainer, CallbacksStopAndResamplingRebinds) {
   EXPECT_EQ(r.message, "stopped by a callback at step 25");
 }
 
+// Stage::resample_every on an L-BFGS stage: the points are drawn anew before stage steps 10 and
+// 20, and L-BFGS starts afresh on each draw (its history is of the old points), for the steps the
+// stage has left; the ending names the runs. Without a resampler the trainer says so.
+TEST(Trainer, AnLbfgsStageThatDrawsNewPointsRestartsOnEachDraw) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  const Stage adam{
+      .name = "adam", .steps = 20, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}};
+  const Stage redraw{.name = "redraw",
+                     .optimizer = "lbfgs",
+                     .steps = 25,
+                     .options = nn::LbfgsOptions{.gradient_tolerance = 0, .function_tolerance = 0},
+                     .resample_every = 10};
+  Trainer trainer(obj, {adam, redraw});
+  std::vector<int> drawn;
+  trainer.resample_every(0, [&](int step, const Eigen::VectorXd&) {
+    drawn.push_back(step);
+    std::mt19937_64 rng(static_cast<std::uint64_t>(step));
+    std::uniform_real_distribution<double> u(0, 1);
+    MatrixD x(32, 1);
+    for (auto& v : x.reshaped()) v = u(rng);
+    return Bindings{{"x", x}};
+  });
+  std::vector<std::pair<int, std::int64_t>> iterations;  // (stage step, L-BFGS's own count)
+  trainer.checkpoint_every(1, [&](const TrainerState& s) {
+    if (s.stage == 1)
+      iterations.emplace_back(s.stage_step,
+                              s.optimizer.get<std::vector<std::int64_t>>("counts")[0]);
+  });
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(3));
+  const TrainResult r = trainer.train(theta);
+  ASSERT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  // None in the Adam stage (every = 0: only the stage's rule), then at overall steps 30 and 40.
+  EXPECT_EQ(drawn, (std::vector<int>{30, 40}));
+  ASSERT_EQ(iterations.size(), 25u) << r.message;
+  for (const auto& [k, n] : iterations) EXPECT_EQ(n, k - (k - 1) / 10 * 10) << "stage step " << k;
+  EXPECT_NE(r.message.find("redraw: iteration limit (5) reached: 5 iterations"), std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("in the last of 3 runs, each on points drawn anew"), std::string::npos)
+      << r.message;
+  // The same stages without a resampler, and a negative interval.
+  Trainer bare(obj, {adam, redraw});
+  expect_user_error([&] { bare.train(theta); },
+                    "trainer: stage 'redraw' draws new points every 10 steps, but there is no "
+                    "resampler");
+  Stage negative = redraw;
+  negative.resample_every = -1;
+  expect_user_error([&] { Trainer(obj, {negative}); },
+                    "trainer: stage 'redraw': resampling every -1 steps");
+}
+
 // A run stopped after any checkpoint and resumed in a fresh objective and trainer ends with the
 // same parameters, bit for bit, as the run that never stopped: in an Adam stage (moments, weights
 // updated by annealing, points resampled) and in an L-BFGS stage (its history).
@@ -483,9 +535,17 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
     for (auto& v : x.reshaped()) v = u(rng);
     return Bindings{{"x", x}};
   };
+  // The last stage draws new points every 10 of its steps and restarts L-BFGS on them: it has
+  // checkpoints inside its first run (stage step 5), on a draw (10) and inside its last run (25,
+  // where the restored L-BFGS has the 10 iterations left as its limit, as the one that ran).
   const std::vector<Stage> stages{
       {.name = "adam", .steps = 40, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
-      {.name = "lbfgs", .optimizer = "lbfgs", .steps = 30}};
+      {.name = "lbfgs", .optimizer = "lbfgs", .steps = 30},
+      {.name = "redraw",
+       .optimizer = "lbfgs",
+       .steps = 30,
+       .options = nn::LbfgsOptions{.gradient_tolerance = 0, .function_tolerance = 0},
+       .resample_every = 10}};
   const Weighting weighting{.kind = Weighting::Kind::annealing, .initial = {1.0, 10.0}, .every = 5};
   const auto run = [&](const TrainerState* resume, std::vector<TrainerState>* saved) {
     Poisson1d p;
@@ -493,7 +553,7 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
     obj.set_inputs(p.inputs());
     Trainer trainer(obj, stages, weighting);
     trainer.resample_every(10, resampler);
-    if (saved) trainer.checkpoint_every(10, [&](const TrainerState& s) { saved->push_back(s); });
+    if (saved) trainer.checkpoint_every(5, [&](const TrainerState& s) { saved->push_back(s); });
     Eigen::VectorXd theta = obj.layout().flatten(p.net.init(5));
     const TrainResult r = trainer.train(theta, resume);
     EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
@@ -501,13 +561,17 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
   };
   std::vector<TrainerState> saved;
   const auto [full, full_result] = run(nullptr, &saved);
-  ASSERT_GE(saved.size(), 6u);  // steps 10..70, the last one at the end
-  EXPECT_EQ(saved[1].step, 20);
-  EXPECT_EQ(saved[1].optimizer.get<std::int64_t>("t"), 20);
-  EXPECT_EQ(saved[5].stage, 1);
-  EXPECT_EQ(saved[5].optimizer.kind, "lbfgs");
-  EXPECT_GT(saved[5].optimizer.get<MatrixD>("s").rows(), 0);
-  for (const std::size_t k : {std::size_t{1}, std::size_t{3}, std::size_t{5}}) {
+  ASSERT_EQ(saved.size(), 20u) << full_result.message;  // steps 5..100
+  EXPECT_EQ(saved[3].step, 20);
+  EXPECT_EQ(saved[3].optimizer.get<std::int64_t>("t"), 20);
+  EXPECT_EQ(saved[11].stage, 1);
+  EXPECT_EQ(saved[11].optimizer.kind, "lbfgs");
+  EXPECT_GT(saved[11].optimizer.get<MatrixD>("s").rows(), 0);
+  ASSERT_EQ(saved[18].stage, 2);
+  EXPECT_EQ(saved[18].stage_step, 25);
+  EXPECT_NE(full_result.message.find("redraw: iteration limit (10) reached"), std::string::npos)
+      << full_result.message;
+  for (const std::size_t k : {3u, 7u, 11u, 14u, 15u, 18u}) {
     const auto [resumed, r] = run(&saved[k], nullptr);
     EXPECT_EQ(r.steps, full_result.steps) << "from step " << saved[k].step;
     EXPECT_EQ(r.message, full_result.message);
@@ -515,10 +579,10 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
                                  << (resumed - full).cwiseAbs().maxCoeff();
   }
   // A state that does not fit: another stage count.
-  TrainerState bad = saved[1];
+  TrainerState bad = saved[3];
   bad.stage = 7;
   expect_user_error([&] { run(&bad, nullptr); },
-                    "trainer: cannot resume from this checkpoint: it is in stage 8 of 2");
+                    "trainer: cannot resume from this checkpoint: it is in stage 8 of 3");
 }
 
 // Stop conditions end a run after a whole step, with a checkpoint of that step: an interrupt
