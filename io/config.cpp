@@ -735,8 +735,16 @@ void build_sampling(const Reader& r, const YAML::Node& s, RunConfig& run) {
   run.resample_every = resampling.resample_every;
   run.adaptive = resampling.adaptive;
   run.adaptive_candidates = resampling.adaptive_candidates;
-  if (run.adaptive && run.resample_every < 1)
-    r.fail(s["adaptive"], "sampling.adaptive", "needs sampling.resample_every > 0");
+}
+
+// RAD draws only when something resamples: sampling.resample_every or a stage's own rule.
+void check_adaptive(const Reader& r, const YAML::Node& s, const RunConfig& run) {
+  const bool drawn = run.resample_every > 0 ||
+                     std::any_of(run.stages.begin(), run.stages.end(),
+                                 [](const solvers::Stage& st) { return st.resample_every > 0; });
+  if (run.adaptive && !drawn)
+    r.fail(s["adaptive"], "sampling.adaptive",
+           "needs sampling.resample_every > 0 or a training.stages[].resample_every");
 }
 
 void build_reference(const Reader& r, const YAML::Node& c, RunConfig& run) {
@@ -966,6 +974,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
   build_network(r, c["network"], "network", run);
   build_decomposition(r, c["decomposition"], run);
   build_training(r, c, run);
+  check_adaptive(r, c["sampling"], run);
   build_reference(r, c, run);
   build_solver(r, c["solver"], run);
   build_output(r, c["output"], run);

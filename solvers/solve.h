@@ -102,7 +102,8 @@ struct SolveOptions {
   Weighting weighting;
   PrecisionCheck precision_check;  // precision: auto (Trainer::check_precision)
   std::uint64_t seed = 0;  // the network's initial parameters, validation points, resampling
-  // > 0: every point set drawn again every this many Adam steps, with seed + step; `adaptive`
+  // > 0: every point set drawn again every this many steps of the stages without a line search
+  // (Adam), with seed + step (a stage's own Stage::resample_every counts its steps); `adaptive`
   // draws the interior points by residual (RAD, Problem::adaptive_interior) from
   // `adaptive_candidates` candidates (0: 8 x the interior points).
   int resample_every = 0;

@@ -109,6 +109,23 @@ TEST(Config, UnknownKeyNamesThePathAndLine) {
       "precision, time_share, resample_every)");
 }
 
+// RAD needs something that draws: sampling.resample_every, or a stage's own resample_every (an
+// L-BFGS stage that draws by residual while Adam keeps its points).
+TEST(Config, AdaptiveSamplingNeedsADraw) {
+  const std::string adaptive =
+      replaced(kBurgers, "training:\n", "sampling:\n  adaptive: true\ntraining:\n");
+  expect_user_error([&] { from(adaptive); },
+                    "test.yaml:17:13: sampling.adaptive: needs sampling.resample_every > 0 or a "
+                    "training.stages[].resample_every");
+  const RunConfig c = from(replaced(adaptive, "      steps: 10\n",
+                                    "      steps: 10\n    - optimizer: lbfgs\n      steps: 10\n"
+                                    "      resample_every: 5\n"));
+  EXPECT_TRUE(c.adaptive);
+  EXPECT_EQ(c.resample_every, 0);
+  ASSERT_EQ(c.stages.size(), 2u);
+  EXPECT_EQ(c.stages[1].resample_every, 5);
+}
+
 TEST(Config, WrongTypesAndValues) {
   expect_user_error([] { from(replaced(kBurgers, "steps: 10", "steps: ten")); },
                     "test.yaml:19:14: training.stages[0].steps: 'ten' is not an integer");
