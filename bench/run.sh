@@ -14,6 +14,8 @@
 #                    kernel parallel thresholds; BENCH_OPENMP_ARGS: its options)
 #   BENCH_SCALING=0  no bench/scaling/scaling.py (MPI strong and weak scaling at 1, 2, 4 ranks and
 #                    the communication model; BENCH_SCALING_ARGS: its options)
+#   BENCH_MEMORY=0   no jetpde_memory_bench (a step's arena and time at 1x, 4x, 16x the points, in
+#                    one batch and under a memory budget; BENCH_MEMORY_ARGS: its options)
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -27,6 +29,8 @@ BENCH_OPENMP=${BENCH_OPENMP:-1}
 BENCH_OPENMP_ARGS=${BENCH_OPENMP_ARGS:-}
 BENCH_SCALING=${BENCH_SCALING:-1}
 BENCH_SCALING_ARGS=${BENCH_SCALING_ARGS:-}
+BENCH_MEMORY=${BENCH_MEMORY:-1}
+BENCH_MEMORY_ARGS=${BENCH_MEMORY_ARGS:-}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -86,6 +90,11 @@ if [ "${BENCH_SCALING}" != 0 ]; then
   else
     echo; echo "== scaling: skipped, this build has no MPI (mpirun and jetpde_mpi_pingpong)"
   fi
+fi
+if [ "${BENCH_MEMORY}" != 0 ]; then
+  echo; echo "== memory: ${BUILD_DIR}/bench/memory/jetpde_memory_bench ${BENCH_MEMORY_ARGS}"
+  $run ${BUILD_DIR}/bench/memory/jetpde_memory_bench ${BENCH_MEMORY_ARGS} | tee "$out/memory.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed="$failed jetpde_memory_bench"
 fi
 if [ "${BENCH_ACCURACY}" != 0 ]; then
   echo; echo "== accuracy: ${BUILD_DIR}/bench/accuracy/jetpde_accuracy --data ${BENCH_SHARED}/../data --json $out/accuracy.json"

@@ -48,14 +48,15 @@ struct Workload {
   int points = 0;
   std::unique_ptr<Graph> graph;
   std::unique_ptr<nn::Mlp> mlp;
-  Var x;                    // input "x" [points, inputs]
-  Var u;                    // network output [points, outputs]
-  Var loss;                 // [1, 1]
-  std::vector<Var> params;  // W0, b0, W1, b1, ...
-  std::vector<Var> grads;   // d loss / d params[k], with params[k]'s shape
-  int stream_count = 0;     // Taylor streams carried by every node
-  std::string plan;         // the plan, as TaylorPlan::str()
-  Bindings bindings;        // initial parameters and "x"
+  Var x;                       // input "x" [points, inputs]
+  Var u;                       // network output [points, outputs]
+  std::vector<Var> residuals;  // [points, 1] each; the loss is the sum of their mean squares
+  Var loss;                    // [1, 1]
+  std::vector<Var> params;     // W0, b0, W1, b1, ...
+  std::vector<Var> grads;      // d loss / d params[k], with params[k]'s shape
+  int stream_count = 0;        // Taylor streams carried by every node
+  std::string plan;            // the plan, as TaylorPlan::str()
+  Bindings bindings;           // initial parameters and "x"
 
   // What one step evaluates: the loss, then the gradients in `params` order.
   std::vector<Var> step_outputs() const;

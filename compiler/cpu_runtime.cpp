@@ -139,7 +139,7 @@ class CpuRuntime final : public Runtime {
     const auto t = Clock::now();
     program_ = lower(module);
     if (options.cpu.native_bf16 && native_bf16_gemm_available()) pack_bf16_gemm_operands(program_);
-    plan_memory(program_);
+    stats.recomputed = plan_memory_within(program_, options.memory_fraction);
     const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
                                                                ? options.cpu.parallel_min_elements
                                                                : kParallelMinElements);
@@ -242,9 +242,13 @@ std::unique_ptr<Runtime> make_cpu(const Module& m, const CompileOptions& o, Comp
   return std::make_unique<CpuRuntime>(m, o, s);
 }
 
+std::int64_t host_free_memory() { return available_memory(Backend::cpu); }
+
 }  // namespace
 
 // Called by the registry on first use, so that linking never drops the CPU backend.
-void register_cpu_runtime() { register_runtime(Backend::cpu, {cpu_available, make_cpu}); }
+void register_cpu_runtime() {
+  register_runtime(Backend::cpu, {cpu_available, make_cpu, host_free_memory});
+}
 
 }  // namespace jetpde::compiler

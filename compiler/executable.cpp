@@ -1,11 +1,16 @@
 #include "compiler/executable.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <unordered_map>
 
 #include "autodiff/errors.h"
+#include "compiler/cpu_gemm.h"
+#include "compiler/lower.h"
 #include "compiler/runtime.h"
 
 namespace jetpde::compiler {
@@ -125,6 +130,28 @@ Backend Executable::choose_backend(const CompileOptions& options) {
     b = next;
   }
   return b;
+}
+
+std::int64_t available_memory(Backend backend) {
+  if (backend == Backend::cuda) {
+    const RuntimeFactory* f = find_runtime(backend);
+    return f && f->free_memory ? f->free_memory() : 0;
+  }
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("MemAvailable:", 0) == 0)
+      return static_cast<std::int64_t>(std::stod(line.substr(13)) * 1024.0);
+  return static_cast<std::int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+}
+
+MemoryEstimate estimate_memory(std::span<const Var> outputs, const CompileOptions& options) {
+  const Module module = optimize(module_of(outputs), options.pipeline);
+  Program program = lower(module);
+  // As the runtimes lower (cpu_runtime.cpp, cuda_runtime.cpp): only the CPU packs bf16 operands.
+  if (options.backend != Backend::cuda && options.cpu.native_bf16 && native_bf16_gemm_available())
+    pack_bf16_gemm_operands(program);
+  plan_memory_within(program, options.memory_fraction);
+  return {program.arena_bytes, program.peak_live_bytes};
 }
 
 Executable::~Executable() = default;

@@ -35,6 +35,10 @@ struct CompileOptions {
   bool strict = false;  // a backend that cannot run is an error instead of a warning and fallback
   CpuCompileOptions cpu;
   PipelineOptions pipeline;
+  // < 1: values the backward pass reads are recomputed there (rematerialize, compiler/lower.h)
+  // until the arena is at most this fraction of the plain plan's, as far as recomputation
+  // reaches: a memory budget's first resort (solvers::Problem), before batches of the points.
+  double memory_fraction = 1.0;
   // Pipeline logging and dumps from the environment (JETPDE_LOG, JETPDE_DUMP_IR).
   static CompileOptions from_environment();
 };
@@ -44,9 +48,22 @@ struct CompileStats {
   int kernels = 0, gemms = 0;
   int native_bf16_gemms = 0;  // of `gemms`: bf16 x bf16 -> f32 with 16-bit instructions
   std::int64_t arena_bytes = 0, peak_live_bytes = 0;
+  int recomputed = 0;  // buffers rematerialized under CompileOptions::memory_fraction
   double optimize_seconds = 0, lower_seconds = 0, build_seconds = 0, total_seconds = 0;
   bool cache_hit = false;
 };
+
+// The arena a program of `outputs` takes on `options.backend` (the CPU's, for the interpreter):
+// the passes, lowering and memory plan an Executable would run, without generating or building
+// code. For a caller that chooses what to compile under a memory budget (solvers::Problem).
+struct MemoryEstimate {
+  std::int64_t arena_bytes = 0, peak_live_bytes = 0;
+};
+MemoryEstimate estimate_memory(std::span<const Var> outputs, const CompileOptions& options);
+// The bytes free now where `backend` keeps its arenas: the host's available memory (MemAvailable
+// in /proc/meminfo, else the physical memory) for the CPU and the interpreter, the GPU's free
+// memory for CUDA (0 when no device answers or CUDA is not built in).
+std::int64_t available_memory(Backend backend);
 
 class Executable {
  public:

@@ -19,4 +19,21 @@ Program lower(const Module& module);
 // overlap in memory; others may share it. Inputs, params and constants live throughout.
 void plan_memory(Program& program);
 
+// Rematerialization (remat.cpp): while the planned arena exceeds `target_bytes`, a temporary live
+// across the step with the most bytes live, stored whole by one kernel whose loads are live and
+// unchanged at its next read, is computed again just before that read by a copy of the kernel
+// (the largest first); stops where nothing qualifies. The outputs stay bit for bit. Leaves the
+// program planned; returns how many buffers it recomputed.
+int rematerialize(Program& program, std::int64_t target_bytes);
+
+// Moves every step that writes only program outputs (each written by it alone) to right after
+// the last step writing what it reads, so that its operands die sooner; values do not change.
+// Returns how many steps moved.
+int hoist_output_steps(Program& program);
+
+// plan_memory, then, with `fraction` < 1, hoist_output_steps and rematerialize down to that
+// fraction of the plain plan's arena (CompileOptions::memory_fraction). Returns the buffers
+// recomputed.
+int plan_memory_within(Program& program, double fraction);
+
 }  // namespace jetpde::compiler

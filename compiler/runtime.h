@@ -34,6 +34,8 @@ struct RuntimeFactory {
   // Compiles the (optimized) module; fills the stats it knows.
   std::unique_ptr<Runtime> (*make)(const Module& module, const CompileOptions& options,
                                    CompileStats& stats) = nullptr;
+  // The bytes its memory has free now (host memory, or the device's); 0 when unknown.
+  std::int64_t (*free_memory)() = nullptr;
 };
 
 // Registers the runtime of `backend`; returns true so that it can initialize a static.

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -832,15 +834,6 @@ void build_output(const Reader& r, const YAML::Node& o, RunConfig& run) {
 
 // ---- sizes -------------------------------------------------------------------------------------
 
-// Memory this process may still use: MemAvailable from /proc/meminfo, else the physical memory.
-double available_memory() {
-  std::ifstream in("/proc/meminfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("MemAvailable:", 0) == 0) return std::stod(line.substr(13)) * 1024.0;
-  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
-         static_cast<double>(::sysconf(_SC_PAGESIZE));
-}
-
 std::string bytes_text(double b) {
   const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
   int u = 0;
@@ -853,13 +846,14 @@ std::string bytes_text(double b) {
   return text;
 }
 
-// What the run will hold in memory, estimated from the config before anything is allocated:
-// point sets and their activations (with derivatives) in training, the parameters with the
+// What the run will hold in memory, estimated from the config before anything is allocated: the
+// point sets (their activations in training are planned against memory_budget when the problem
+// is built), the activations of adaptive sampling's candidates, the parameters with the
 // optimizers' state, the output grid and its arrays. Each is refused with its estimate when it
 // exceeds the memory available (not std::bad_alloc after training).
 void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
   const solvers::ProblemSpec& spec = run.spec;
-  const double available = available_memory();
+  const auto available = static_cast<double>(compiler::available_memory(compiler::Backend::cpu));
   const double d = static_cast<double>(spec.math.domain->bounds().dim());
   const double fields = static_cast<double>(spec.math.context.field_names().size());
   const nn::NetworkSpec& net = spec.pinn.network;
@@ -913,10 +907,12 @@ void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
         points += count;
     }
   }
-  refuse(c["sampling"]["interior_points"], "sampling", points * per_point,
+  // The activations in training fit the memory budget (Problem runs a step in batches of the
+  // points where they do not); the points themselves are held whole, twice (the set and its
+  // batches): coordinates, normals and values.
+  refuse(c["sampling"]["interior_points"], "sampling", points * (2 * d + fields) * 8 * 2,
          "training on " + nn::detail::short_number(points, 3) +
-             " points (interior and conditions) with a network of " +
-             nn::detail::short_number(widths, 3) + " activations per point");
+             " points (interior and conditions), held whole beside their batches,");
   if (run.adaptive) {
     const double candidates =
         run.adaptive_candidates > 0 ? run.adaptive_candidates : 8.0 * spec.pinn.interior_points;
@@ -946,6 +942,51 @@ void check_sizes(const Reader& r, const YAML::Node& c, const RunConfig& run) {
          "give fewer points per axis (output.grid, output.time_steps)");
 }
 
+// memory_budget: "auto", a size ("2 GB", "512 MiB", "1e9": bytes) or a share of the memory free
+// ("25%").
+void read_memory_budget(const Reader& r, const YAML::Node& n, solvers::MemoryOptions& m) {
+  const std::string text = n.as<std::string>();
+  if (text == "auto") return;
+  const auto bad = [&](const std::string& why) {
+    r.fail(n, "memory_budget",
+           "'" + text + "': " + why +
+               " (a size such as 2 GB, 512 MiB or 1e9 bytes, a share of the memory free such as "
+               "25%, or auto)");
+  };
+  std::size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+    bad("not a number");
+  }
+  std::string unit = text.substr(end);
+  unit.erase(0, unit.find_first_not_of(' '));
+  if (!std::isfinite(value) || value <= 0) bad("not a positive amount");
+  if (unit == "%") {
+    if (value > 100) bad("more than 100%");
+    m.share = value / 100;
+    return;
+  }
+  static const std::map<std::string, double> units = {{"", 1},
+                                                      {"B", 1},
+                                                      {"bytes", 1},
+                                                      {"KB", 1e3},
+                                                      {"MB", 1e6},
+                                                      {"GB", 1e9},
+                                                      {"TB", 1e12},
+                                                      {"KiB", 1024.0},
+                                                      {"MiB", 1048576.0},
+                                                      {"GiB", 1073741824.0},
+                                                      {"TiB", 1099511627776.0}};
+  const auto u = units.find(unit);
+  if (u == units.end()) bad("unknown unit '" + unit + "'");
+  const double bytes = value * u->second;
+  if (bytes < 1e6) bad("less than 1 MB");
+  if (bytes > 9e18) bad("more than 9e18 bytes");
+  m.budget = static_cast<std::int64_t>(bytes);
+}
+
 RunConfig build(const YAML::Node& c, const Reader& r) {
   RunConfig run;
   run.source = r.source;
@@ -962,6 +1003,7 @@ RunConfig build(const YAML::Node& c, const Reader& r) {
     r.fail(c["threads"], "threads",
            std::to_string(run.threads) + " is more than 4 x the " + std::to_string(cores) +
                " cores of this machine (0: all cores)");
+  read_memory_budget(r, c["memory_budget"], run.spec.pinn.memory);
   run.spec.compile.pipeline.precision =
       compiler::precision_names().from_name(c["precision"].as<std::string>());
   run.spec.math.domain = domain(r, c["geometry"]);
@@ -1074,7 +1116,14 @@ std::unique_ptr<solvers::Problem> build_problem(const RunConfig& config,
                                                 const solvers::ProblemSpec& spec,
                                                 const solvers::Communicator& comm) {
   try {
-    return std::make_unique<solvers::Problem>(spec, comm);
+    // The memory plan counts the programs the trainer will compile (stages, weighting).
+    solvers::ProblemSpec counted = spec;
+    solvers::SolveOptions training;
+    training.stages = config.stages;
+    training.weighting = config.weighting;
+    training.precision_check = config.precision_check;
+    solvers::count_training_programs(training, counted);
+    return std::make_unique<solvers::Problem>(std::move(counted), comm);
   } catch (const solvers::SpecError& e) {
     // "conditions[2]" -> the entry's node; a resolved mapping has no position of its own, its
     // values do (the first one that has one stands for the entry).

@@ -149,6 +149,10 @@ Ptr build_schema() {
        run[2],
        at_least(0, key("threads", T::integer, "0",
                        "CPU threads (0: all cores; at most 4 x the cores).")),
+       key("memory_budget", T::string, "auto",
+           "The training programs' memory: `2 GB`, `512 MiB`, `25%` of the memory free (the "
+           "GPU's on CUDA), or auto (50%). Over it, values of the backward pass are computed "
+           "again instead of kept, or each step runs in batches of the points."),
        geometry_schema(),
        key("fields", T::strings, "",
            "The unknown fields (the network's outputs); default: a library equation's, else u."),

@@ -107,6 +107,16 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
                           {"values_sent", r.values_sent}};
   j["backend"] = compiler::backend_name(s.backend());
   j["precision"] = s.precision();
+  if (!s.other_source()) {  // memory_budget: what the plan chose, and the step's arena as built
+    const solvers::Problem::MemoryReport& m = s.problem().memory();
+    j["memory"] = {{"budget_bytes", m.budget},
+                   {"planned_bytes", m.planned_bytes},
+                   {"all_points_bytes", m.whole_bytes},
+                   {"recompute_fraction", m.fraction},
+                   {"recomputed_buffers", s.problem().objective().executable().stats().recomputed},
+                   {"batches", m.batches},
+                   {"step_arena_bytes", s.problem().objective().executable().stats().arena_bytes}};
+  }
   // Each stage with the precision its step started in (a stage without its own: the run's; under
   // auto resolved to 16-bit, fp32 for a line search; a switch to fp32 is in
   // precision_switched_to_fp32_at_step). A classical solve (`solver`) has no stages.
@@ -141,6 +151,7 @@ std::string computed_part(const std::string& resolved) {
   YAML::Node c = YAML::Load(resolved);
   c.remove("output");
   c.remove("threads");
+  c.remove("memory_budget");  // batches change the numbers by rounding only
   if (c["training"] && c["training"].IsMap()) c["training"].remove("max_time");
   return dump(c);
 }

@@ -30,6 +30,14 @@
 // then each share is 1 / ranks). term_gradients and ntk_traces reduce the same way. Serial
 // (size 1) the shares are 1 and nothing is reduced.
 //
+// Under a memory budget the step runs in batches (Problem chooses how many, docs/design.md
+// section 9): the residual graphs are then built for one batch, and every input bound with
+// `batches` times its leaf's rows is split among them, batch b taking rows b, b + batches, ...
+// (so a chunked term's contiguous chunks stay contiguous chunks in every batch). evaluate(),
+// term_gradients() and ntk_traces() run the batches one after another through the same compiled
+// program and average (each slot's loss is a mean over equal shares of its rows), so that the
+// result is the unbatched one up to rounding while the program's arena is that of one batch.
+//
 // A decomposed model's gradient can go by a ParameterExchange instead (solvers/exchange.h): each
 // subdomain network's block summed over the ranks that hold it, the neighbours, while the loss
 // and the slot losses keep their allreduce. The trainer turns it on for stages without a line
@@ -38,6 +46,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -60,17 +69,54 @@ struct LossTerm {
   int chunks = 1;  // > 1: rows split into this many equal blocks (n divisible by it)
 };
 
+// What an Objective compiles, built into the terms' graph: the slots, the step's outputs (the
+// weighted loss, each slot's loss, the gradient; the weights are inputs), and on request the
+// per-term gradients' and the NTK probes' programs. Problem builds them on a graph of its own to
+// plan the memory before choosing how many batches the objective runs in. UserError as for the
+// Objective's constructor.
+struct LossPrograms {
+  std::vector<std::string> slot_names;
+  std::vector<int> slot_term;               // the term of each slot
+  std::vector<Var> term_losses;             // per term, unweighted
+  std::vector<Var> step;                    // {weighted loss, slot losses..., gradient by param...}
+  std::vector<Var> term_gradients, probes;  // empty until added
+};
+LossPrograms build_loss_programs(const std::vector<LossTerm>& terms,
+                                 const std::vector<Var>& params);
+// The gradients of every term's unweighted loss, term after term, each by param.
+void add_term_gradients(LossPrograms& programs, const std::vector<Var>& params);
+// Per term t, the gradient of sum(v_t * residual_t) with v_t an input named probe_input(t).
+void add_probes(LossPrograms& programs, const std::vector<LossTerm>& terms,
+                const std::vector<Var>& params);
+std::string probe_input(std::size_t term);
+
+// How many batches an objective runs in under a memory budget: the fewest of `counts` (batch
+// counts the points allow, ascending, each above 1) whose planned bytes fit `budget`, given the
+// plan over all points (`whole`) and `plan(batches)`. The arenas are a fixed part (parameters,
+// gradients) and a part per point: the plan for counts[0] gives both, the first count predicted
+// to fit is planned to check, and the counts after it until one fits. `fits` false: none did
+// (`batches` and `bytes` are then the last count's); no counts: batches 1.
+struct BatchChoice {
+  int batches = 1;
+  std::int64_t bytes = 0;
+  bool fits = false;
+};
+BatchChoice choose_batches(const std::vector<int>& counts, std::int64_t budget, std::int64_t whole,
+                           const std::function<std::int64_t(int batches)>& plan);
+
 class Objective {
  public:
   // UserError for an empty or repeated name, residuals of different graphs, a chunk count that
   // does not divide the rows, or no parameters. The communicator is not owned: it must outlive
   // the objective.
+  // `batches` > 1: the residuals are one batch's (see above).
   Objective(std::vector<LossTerm> terms, std::vector<Var> params,
             compiler::CompileOptions options = compiler::CompileOptions::from_environment(),
-            const Communicator& communicator = serial_communicator());
+            const Communicator& communicator = serial_communicator(), int batches = 1);
   ~Objective();
 
-  // Binds inputs (points, normals, data) by leaf name; UserError for an unknown name or shape.
+  // Binds inputs (points, normals, data) by leaf name; UserError for an unknown name or shape
+  // (in batches: rows that are neither the leaf's nor batches() times them).
   void set_inputs(const Bindings& inputs);
   const Bindings& inputs() const { return inputs_; }  // everything bound so far, by leaf name
   // One weight per slot (a term, or a term's chunk); UserError for the wrong count.
@@ -78,10 +124,15 @@ class Objective {
   const std::vector<double>& weights() const { return weights_; }
 
   // Slots: "pde", or "pde[0]", "pde[1]", ... for a chunked term.
-  int slots() const { return static_cast<int>(slot_names_.size()); }
-  const std::vector<std::string>& slot_names() const { return slot_names_; }
-  const std::vector<int>& slot_term() const { return slot_term_; }  // the term of each slot
+  int slots() const { return static_cast<int>(programs_.slot_names.size()); }
+  const std::vector<std::string>& slot_names() const { return programs_.slot_names; }
+  const std::vector<int>& slot_term() const { return programs_.slot_term; }  // each slot's term
   const std::vector<LossTerm>& terms() const { return terms_; }
+  // How many batches a step runs in, and this rank's rows of term t over all of them.
+  int batches() const { return batches_; }
+  std::int64_t rows(std::size_t term) const {
+    return terms_[term].residual.shape().rows * batches_;
+  }
 
   // The weighted loss at theta; the gradient too when asked. Then slot_losses() holds each
   // slot's unweighted loss. All of them averaged over the ranks (see above).
@@ -132,6 +183,11 @@ class Objective {
   void bind_weights();
   void bind(compiler::Executable& exe, const Eigen::VectorXd& theta);
   Eigen::VectorXd gradient_from(const compiler::Executable& exe, std::size_t first) const;
+  // Binds into `exe` what is bound whole (every input unbatched), or batch b's rows of each
+  // batched input.
+  void bind_whole(compiler::Executable& exe) const;
+  void bind_batch(compiler::Executable& exe, int b) const;
+  bool batched(const std::string& input) const;
   // This rank's share of slot `slot`'s rows (1 serial).
   double share(std::size_t slot) const;
   // The sum over the ranks of `values`, in place (nothing to do with one rank).
@@ -142,15 +198,16 @@ class Objective {
   nn::ParameterLayout layout_;
   compiler::CompileOptions options_;
   const Communicator* communicator_;
-  std::vector<std::string> slot_names_;
-  std::vector<int> slot_term_;
   std::vector<double> weights_, slot_losses_;
   std::vector<double> term_share_;  // per term: this rank's rows / all ranks' rows
   Bindings inputs_;
-  std::vector<Var> term_losses_;  // per term, unweighted
+  int batches_ = 1;
+  std::map<std::string, Shape> leaf_shapes_;  // every input leaf's (one batch's rows)
+  // Batched: each batch's rows of every input bound with batches_ times its leaf's rows.
+  std::vector<Bindings> batch_inputs_;
   // The graphs' outputs, built once (each precision compiles the same nodes): the step's, and
   // the term-gradient and NTK programs' (empty until first asked for).
-  std::vector<Var> step_outputs_, term_gradient_outputs_, probe_outputs_;
+  LossPrograms programs_;
   std::map<compiler::PrecisionPolicy, Compiled> compiled_;  // by precision
   compiler::PrecisionPolicy precision_;
   Compiled* current_ = nullptr;  // compiled_[precision_] (std::map: the address is stable)

@@ -201,6 +201,14 @@ Eigen::Index checked_points(const equations::Context& ctx, const MatrixD& at) {
 }
 
 // Constant expressions lower to [1,1] nodes: one value per point.
+// Points of the shapes one of `batches` batches binds (build_graph reads only the shapes).
+Bindings batch_shapes(const Bindings& points, int batches) {
+  Bindings out;
+  for (const auto& [name, value] : points)
+    out[name] = MatrixD::Zero(value.rows() / batches, value.cols());
+  return out;
+}
+
 void broadcast_rows(std::vector<Var>& out, Eigen::Index rows) {
   for (Var& v : out)
     if (v.shape().rows != rows) v = broadcast(v, {rows, 1});
@@ -232,8 +240,10 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
   Bindings points = sample(spec_.pinn.sampling.seed, /*with_data=*/true);
   arrange(points);
   sample_interfaces(spec_.pinn.sampling.seed, points);
-  std::vector<LossTerm> terms = build_graph(points);
-  build_objective(std::move(terms), std::move(points));
+  note_by_construction();
+  const int batches = plan_batches(points);
+  std::vector<LossTerm> terms = build_graph(batches > 1 ? batch_shapes(points, batches) : points);
+  build_objective(std::move(terms), std::move(points), batches);
 }
 
 void Problem::check() const {
@@ -811,22 +821,27 @@ std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
     // Off (weight 0, which no weighting changes) where the network holds it by construction: its
     // loss does not depend on the parameters, and a constant there (a hard constraint's value
     // that breaks it) would only cost the f32 loss its last digits.
-    const bool off = by_construction(k);
-    term_weights_.push_back(off ? 0.0 : spec_.pinn.condition(k).weight);
-    if (off && !spec_.pinn.quiet && communicator_->rank() == 0) {
-      const Condition& c = spec_.math.conditions[k];
-      std::cout << "conditions[" << k << "] (periodic in " << c.coordinate << "): the network is "
-                << "periodic in " << c.coordinate << ", so it holds by construction and is left "
-                << "out of the loss (weight 0)";
-      if (!hard_value_[static_cast<std::size_t>(ctx.field_index(c.field))].empty())
-        std::cout << "; with the hard constraint on " << c.field << ", only as far as its value "
-                  << hard_value_[static_cast<std::size_t>(ctx.field_index(c.field))]
-                  << " is periodic (its loss in history.csv says how far)";
-      std::cout << std::endl;
-    }
+    term_weights_.push_back(by_construction(k) ? 0.0 : spec_.pinn.condition(k).weight);
   }
   interface_terms(points, terms);
   return terms;
+}
+
+void Problem::note_by_construction() const {
+  if (spec_.pinn.quiet || communicator_->rank() != 0) return;
+  const equations::Context& ctx = spec_.math.context;
+  for (std::size_t k = 0; k < spec_.math.conditions.size(); ++k) {
+    if (!by_construction(k)) continue;
+    const Condition& c = spec_.math.conditions[k];
+    std::cout << "conditions[" << k << "] (periodic in " << c.coordinate << "): the network is "
+              << "periodic in " << c.coordinate << ", so it holds by construction and is left "
+              << "out of the loss (weight 0)";
+    if (!hard_value_[static_cast<std::size_t>(ctx.field_index(c.field))].empty())
+      std::cout << "; with the hard constraint on " << c.field << ", only as far as its value "
+                << hard_value_[static_cast<std::size_t>(ctx.field_index(c.field))]
+                << " is periodic (its loss in history.csv says how far)";
+    std::cout << std::endl;
+  }
 }
 
 Var Problem::input_like(const Bindings& points, const std::string& name) {
@@ -867,13 +882,131 @@ LossTerm Problem::condition_term(std::size_t k, const Bindings& points) {
   }
 }
 
-void Problem::build_objective(std::vector<LossTerm> terms, Bindings points) {
+std::vector<Var> Problem::training_params() {
   std::vector<Var> params = model_graph_->params();
-  for (const equations::Symbol* s : spec_.math.context.symbols(equations::SymbolKind::param)) {
+  for (const equations::Symbol* s : spec_.math.context.symbols(equations::SymbolKind::param))
     params.push_back(graph_->param(spec_.pinn.param_prefix + s->name, {1, 1}));
-    pde_params_.push_back(s->name);
+  return params;
+}
+
+std::int64_t Problem::planned_bytes(const Bindings& points, int batches, double fraction) {
+  const MemoryOptions& m = spec_.pinn.memory;
+  const std::vector<LossTerm> terms =
+      build_graph(batches > 1 ? batch_shapes(points, batches) : points);
+  const std::vector<Var> params = training_params();
+  LossPrograms programs = build_loss_programs(terms, params);
+  if (m.term_gradients) add_term_gradients(programs, params);
+  if (m.probes) add_probes(programs, terms, params);
+  std::vector<compiler::PrecisionPolicy> precisions{spec_.compile.pipeline.precision};
+  for (compiler::PrecisionPolicy p : m.precisions)
+    if (std::find(precisions.begin(), precisions.end(), p) == precisions.end())
+      precisions.push_back(p);
+  std::int64_t bytes = 0;
+  for (compiler::PrecisionPolicy p : precisions) {
+    compiler::CompileOptions o = spec_.compile;
+    o.pipeline.precision = p;
+    o.memory_fraction = fraction;
+    o.pipeline.log = false;
+    o.pipeline.dump_ir.clear();
+    for (const std::vector<Var>* outputs :
+         {&programs.step, &programs.term_gradients, &programs.probes})
+      if (!outputs->empty()) bytes += compiler::estimate_memory(*outputs, o).arena_bytes;
   }
-  objective_ = std::make_unique<Objective>(std::move(terms), params, spec_.compile, *communicator_);
+  return bytes;
+}
+
+int Problem::plan_batches(const Bindings& points) {
+  const MemoryOptions& m = spec_.pinn.memory;
+  // Every point set's rows, and every causal chunk's, must divide into the batches.
+  Eigen::Index common = 0;
+  for (const auto& [name, value] : points) common = std::gcd(common, value.rows());
+  const Eigen::Index interior = points.at(kInterior).rows();
+  if (spec_.pinn.time_chunks > 1) common = std::gcd(common, interior / spec_.pinn.time_chunks);
+  const auto describe = [&](int batches) {
+    return std::to_string(batches) + " batches of " + std::to_string(interior / batches) +
+           " interior points";
+  };
+  if (m.batches > 0) {
+    if (common % m.batches != 0)
+      throw UserError("memory: " + std::to_string(m.batches) +
+                      " batches do not divide every point set (" + std::to_string(interior) +
+                      " interior points; the counts have " + std::to_string(common) +
+                      " as their greatest common divisor" +
+                      (spec_.pinn.time_chunks > 1 ? ", a causal chunk's included" : "") + ")");
+    if (m.batches > 1 && model_->decomposed())
+      throw UserError("memory: a decomposed model cannot run in batches (yet)");
+    memory_ = {.batches = m.batches};
+    return m.batches;
+  }
+  const std::int64_t budget =
+      m.budget > 0
+          ? m.budget
+          : static_cast<std::int64_t>(
+                m.share * static_cast<double>(compiler::available_memory(spec_.compile.backend)));
+  memory_.budget = budget;
+  memory_.whole_bytes = memory_.planned_bytes = planned_bytes(points, 1);
+  if (budget <= 0 || memory_.whole_bytes <= budget) return 1;
+  const auto gb = [](std::int64_t bytes) {  // "512 kB", "3.1 MB", "2.5 GB"
+    const auto b = static_cast<double>(bytes);
+    const auto [scale, unit] = b >= 1e9   ? std::pair{1e9, " GB"}
+                               : b >= 1e6 ? std::pair{1e6, " MB"}
+                                          : std::pair{1e3, " kB"};
+    return nn::detail::short_number(b / scale, 3) + unit;
+  };
+  const std::string need = "the training programs need " + gb(memory_.whole_bytes) + " at " +
+                           std::to_string(interior) + " interior points";
+  // First resort: values of the backward pass computed again instead of kept, every program
+  // asked for the budget's share of its own plan; then batches of the points.
+  const double fraction = static_cast<double>(budget) / static_cast<double>(memory_.whole_bytes);
+  const std::int64_t recomputing = planned_bytes(points, 1, fraction);
+  if (recomputing <= budget) {
+    memory_.planned_bytes = recomputing;
+    memory_.fraction = fraction;
+    if (!spec_.pinn.quiet && communicator_->rank() == 0)
+      std::cout << "memory: " << need << ", more than memory_budget (" << gb(budget)
+                << "): values of the backward pass are computed again instead of kept ("
+                << gb(recomputing) << ")" << std::endl;
+    return 1;
+  }
+  if (model_->decomposed())
+    throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) + " (" +
+                    gb(recomputing) + " with values of the backward pass computed again)" +
+                    ", and a decomposed model cannot run in batches (yet)");
+  std::vector<int> counts;
+  for (Eigen::Index d = 2; d <= common; ++d)
+    if (common % d == 0) counts.push_back(static_cast<int>(d));
+  if (counts.empty())
+    throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) +
+                    ", and the point counts have no common divisor to split them into batches "
+                    "(" +
+                    std::to_string(interior) + " interior points" +
+                    (spec_.pinn.time_chunks > 1
+                         ? " in " + std::to_string(spec_.pinn.time_chunks) + " causal chunks"
+                         : "") +
+                    "): give point counts with common factors (powers of 2)");
+  const BatchChoice choice = choose_batches(counts, budget, memory_.whole_bytes,
+                                            [&](int b) { return planned_bytes(points, b); });
+  if (!choice.fits)
+    throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) + "; in " +
+                    describe(choice.batches) + " (the most that divide every point set) still " +
+                    gb(choice.bytes) + ": give fewer points, a smaller network or a larger budget");
+  memory_.batches = choice.batches;
+  memory_.planned_bytes = choice.bytes;
+  if (!spec_.pinn.quiet && communicator_->rank() == 0)
+    std::cout << "memory: " << need << ", more than memory_budget (" << gb(budget)
+              << "): each step runs in " << describe(choice.batches) << " (" << gb(choice.bytes)
+              << ")" << std::endl;
+  return choice.batches;
+}
+
+void Problem::build_objective(std::vector<LossTerm> terms, Bindings points, int batches) {
+  std::vector<Var> params = training_params();
+  for (const equations::Symbol* s : spec_.math.context.symbols(equations::SymbolKind::param))
+    pde_params_.push_back(s->name);
+  compiler::CompileOptions options = spec_.compile;
+  options.memory_fraction = memory_.fraction;
+  objective_ =
+      std::make_unique<Objective>(std::move(terms), params, options, *communicator_, batches);
   set_exchange();
   add_distances(points);
   objective_->set_inputs(points);
@@ -1279,7 +1412,7 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   // The interior points of all ranks; with global points every rank draws the whole pool, takes
   // the residual at its share of it, and all make the same choice from all residuals.
   const bool global = spec_.pinn.rank_points == RankPoints::global && communicator_->size() > 1;
-  const auto local_rows = static_cast<double>(objective_->terms()[0].residual.shape().rows);
+  const auto local_rows = static_cast<double>(objective_->rows(0));
   std::vector<double> rows{local_rows};
   if (global) communicator_->allreduce_sum(rows);
   const auto n = static_cast<Eigen::Index>(global ? interior_rows_ : rows[0]);

@@ -115,6 +115,17 @@ class Problem {
   Bindings adaptive_interior(const Eigen::VectorXd& theta, int candidates, std::uint64_t seed,
                              double k = 1.0, double c = 1.0);
 
+  // What the memory plan chose (spec.pinn.memory, "Memory" in docs/design.md): the budget, the
+  // planned arenas of the training programs over all points at once and as built, the fraction of
+  // its plain arena each program recomputes down to (1: none; CompileOptions::memory_fraction),
+  // and in how many batches a step runs. Not planned (planned_bytes 0) when the batches were given.
+  struct MemoryReport {
+    std::int64_t budget = 0, whole_bytes = 0, planned_bytes = 0;
+    double fraction = 1;
+    int batches = 1;
+  };
+  const MemoryReport& memory() const { return memory_; }
+
   // The evaluation programs kept (at most kCachedPrograms; the least recently used goes first).
   static constexpr std::size_t kCachedPrograms = 16;
   std::size_t cached_programs() const { return programs_.size(); }
@@ -154,12 +165,26 @@ class Problem {
   Bindings sample(std::uint64_t seed, bool with_data) const;
   // The network on graph_, and one loss term per equation and per condition on `points`.
   std::vector<LossTerm> build_graph(const Bindings& points);
+  // Says on stdout (rank 0, not quiet) which conditions the network holds by construction.
+  void note_by_construction() const;
   // Condition k's loss term: its kind's residual builder on its inputs (SpecError naming it).
   LossTerm condition_term(std::size_t k, const Bindings& points);
   // graph_'s input for the point set `name` of `points`, of its shape.
   Var input_like(const Bindings& points, const std::string& name);
-  // The objective of `terms` with the trainable constants, bound to `points`, with the weights.
-  void build_objective(std::vector<LossTerm> terms, Bindings points);
+  // The batches a step runs in (memory_ filled): 1 when the training programs over all of
+  // `points` fit the budget, as planned or recomputing values of the backward pass, else the
+  // fewest that fit among the counts dividing every point set (and every causal chunk); UserError
+  // naming the numbers when none does.
+  int plan_batches(const Bindings& points);
+  // The arenas of the training programs (spec.pinn.memory) built on graph_ for `batches` batches
+  // of `points`, recomputing down to `fraction` of each plain arena. Leaves graph_ rebuilt:
+  // build_graph follows.
+  std::int64_t planned_bytes(const Bindings& points, int batches, double fraction = 1.0);
+  // The network's parameters and the trainable constants', on graph_ (the objective's).
+  std::vector<Var> training_params();
+  // The objective of `terms` with the trainable constants, bound to `points`, with the weights;
+  // the terms built for one of `batches` batches.
+  void build_objective(std::vector<LossTerm> terms, Bindings points, int batches);
 
   // The fields at the points of input `at`, [n, fields], from `net`, hard constraints applied.
   Var fields_at(const ModelGraph& net, Var at) const;
@@ -249,6 +274,7 @@ class Problem {
   std::unique_ptr<Objective> objective_;
   std::list<std::pair<std::string, Program>> programs_;  // most recently used first
   mutable DistanceCaches distance_cache_;                // the training graph's point sets
+  MemoryReport memory_;
   mutable Eigen::Index interior_rows_ = 0;  // interior points of all ranks (global points)
 };
 

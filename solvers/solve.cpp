@@ -41,23 +41,13 @@ long long validation_point_count(const Reference& ref, const Mathematics& math) 
   return has_time ? n * g.time_steps : n;
 }
 
-// The memory this machine has available now, in bytes (0: unknown).
-double available_memory() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string name, unit;
-  double kb = 0;
-  while (meminfo >> name >> kb >> unit)
-    if (name == "MemAvailable:") return kb * 1024;
-  return 0;
-}
-
 // Before training: a validation at `points` points fits in half the memory available, or a
 // UserError says how many points fit.
 void check_validation_size(const Mathematics& math, long long points) {
   const auto dims = static_cast<double>(math.domain->bounds().dim());
   const auto fields = static_cast<double>(math.context.field_names().size());
   const double per_point = dims + 3 * fields;  // values of 8 bytes per point
-  const double available = available_memory();
+  const auto available = static_cast<double>(compiler::available_memory(compiler::Backend::cpu));
   const double needed = static_cast<double>(points) * per_point * 8;
   if (available <= 0 || needed <= available / 2) return;
   const auto gb = [](double bytes) { return nn::detail::short_number(bytes / 1e9, 3) + " GB"; };
@@ -442,9 +432,31 @@ Solution Solver::train(Eigen::VectorXd theta, const TrainerState* resume) {
   return s;
 }
 
+void count_training_programs(const SolveOptions& options, ProblemSpec& spec) {
+  MemoryOptions& m = spec.pinn.memory;
+  const compiler::PrecisionPolicy run = spec.compile.pipeline.precision;
+  for (const Stage& stage : options.stages) {
+    const compiler::PrecisionPolicy p = stage_start_precision(stage, run);
+    if (p != run && std::find(m.precisions.begin(), m.precisions.end(), p) == m.precisions.end())
+      m.precisions.push_back(p);
+  }
+  // precision auto's check compares with fp32 (PrecisionCheck), which may take the run over.
+  const bool checked = run == compiler::PrecisionPolicy::automatic &&
+                       compiler::resolve_auto(run) != compiler::PrecisionPolicy::fp32 &&
+                       options.precision_check.every > 0;
+  if (checked && std::find(m.precisions.begin(), m.precisions.end(),
+                           compiler::PrecisionPolicy::fp32) == m.precisions.end())
+    m.precisions.push_back(compiler::PrecisionPolicy::fp32);
+  const Weighting::Kind kind = options.weighting.kind;
+  m.term_gradients =
+      m.term_gradients || kind == Weighting::Kind::annealing || kind == Weighting::Kind::gradnorm;
+  m.probes = m.probes || kind == Weighting::Kind::ntk;
+}
+
 Solution solve(ProblemSpec spec, const SolveOptions& options) {
   const double started = options.started_at >= 0 ? options.started_at : clock_seconds();
   choose_device(options.device, options.require_device, spec, options.warn);
+  count_training_programs(options, spec);
   SolveOptions o = options;
   o.started_at = started;
   const Communicator& comm = o.communicator ? *o.communicator : serial_communicator();

@@ -142,6 +142,12 @@ struct SolveOptions {
   WindowShares window_shares = WindowShares::equal;
 };
 
+// The programs the trainer of `options` will compile besides the step in the run's precision,
+// into `spec.pinn.memory` (the memory plan counts them): each stage's start precision (an fp64
+// polish, fp32 under precision auto), the per-term gradients for annealing and grad-norm, the NTK
+// probes. solve() does it; a caller that builds its Problem itself does it first.
+void count_training_programs(const SolveOptions& options, ProblemSpec& spec);
+
 // The steady clock in seconds (SolveOptions::started_at).
 double clock_seconds();
 

@@ -238,6 +238,20 @@ struct Decomposition {
   double solution_weight = 1, flux_weight = 1, residual_weight = 1;
 };
 
+// The training programs' memory (docs/design.md section 9, "Memory"): before it compiles
+// anything, Problem plans the programs the trainer will run (passes, lowering, memory plan) and,
+// when their arenas together exceed the budget, builds them for batches of the points, each
+// batch's gradient summed into the step's (Objective). The programs counted: the step in the
+// run's precision and in each of `precisions`, and in each the per-term gradients' program where
+// `term_gradients` (grad-norm, annealing) and the NTK probes' where `probes`.
+struct MemoryOptions {
+  std::int64_t budget = 0;  // bytes; 0: `share` of the memory free (the GPU's on CUDA)
+  double share = 0.5;       // of the memory free when the problem is built (budget 0)
+  int batches = 0;          // > 0: exactly this many batches, no planning (tests, benchmarks)
+  std::vector<compiler::PrecisionPolicy> precisions;  // the stages' other precisions (a polish)
+  bool term_gradients = false, probes = false;
+};
+
 struct PinnOptions {
   nn::NetworkSpec network;  // inputs and outputs are set from the context
   bool quiet = false;       // no setup notes on stdout (time marching's window problems)
@@ -256,6 +270,7 @@ struct PinnOptions {
   std::string param_prefix = "pde_";
   RankPoints rank_points = RankPoints::local;
   GradientExchange exchange = GradientExchange::neighbours;
+  MemoryOptions memory;
 
   // Condition k's options (the defaults when `conditions` is empty).
   ConditionOptions condition(std::size_t k) const {

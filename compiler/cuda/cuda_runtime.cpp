@@ -69,7 +69,7 @@ class CudaRuntime final : public Runtime {
   CudaRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
     const auto t = Clock::now();
     program_ = lower(module);
-    plan_memory(program_);
+    stats.recomputed = plan_memory_within(program_, options.memory_fraction);
     const CudaSource source = render_cuda_source(program_);
     stats.lower_seconds = seconds_since(t);
     const auto build_start = Clock::now();
@@ -261,6 +261,16 @@ class CudaRuntime final : public Runtime {
 
 // Whether a CUDA device can run here, asked once: without a driver (or with one older than the
 // runtime), cudaGetDeviceCount fails, and that means no device.
+// The current device's free memory (cudaMemGetInfo); 0 when it cannot say.
+std::int64_t cuda_free_memory() {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<std::int64_t>(free);
+}
+
 bool cuda_available(const CompileOptions&, std::string* why) {
   static const std::string reason = [] {
     int count = 0;
@@ -282,7 +292,7 @@ std::unique_ptr<Runtime> make_cuda(const Module& m, const CompileOptions& o, Com
 }
 
 [[maybe_unused]] const bool registered =
-    register_runtime(Backend::cuda, {cuda_available, make_cuda});
+    register_runtime(Backend::cuda, {cuda_available, make_cuda, cuda_free_memory});
 
 }  // namespace
 }  // namespace jetpde::compiler

@@ -252,12 +252,13 @@ class Solution(_Names):
 
 
 def solve(problem, *, stages=None, seed=None, output_dir=None, progress=None, threads=None,
-          overrides=None, callback=None, callback_every=1, max_steps=0, resume=False,
-          base_dir=None, comm=None):
+          memory_budget=None, overrides=None, callback=None, callback_every=1, max_steps=0,
+          resume=False, base_dir=None, comm=None):
     """Trains a problem as `jetpde run` does and returns its Solution.
 
     `problem`: a Config (load_config) or a jetpde.Problem. stages ([jetpde.Adam(...),
-    jetpde.LBFGS(...)]), seed, output_dir, progress ("auto", "plain", "none") and threads
+    jetpde.LBFGS(...)]), seed, output_dir, progress ("auto", "plain", "none"), threads and
+    memory_budget ("2 GB", "25%", "auto": over it each step runs in batches of the points)
     override the config's; `overrides` more keys. The run folder (output_dir, default runs/NAME)
     gets config.yaml, checkpoint.h5, history.csv, the fields and summary.json.
 
@@ -282,7 +283,7 @@ def solve(problem, *, stages=None, seed=None, output_dir=None, progress=None, th
         extra["training.stages"] = [s.to_dict() if hasattr(s, "to_dict") else dict(s)
                                     for s in stages]
     for key, value in (("seed", seed), ("output.dir", output_dir), ("output.progress", progress),
-                       ("threads", threads)):
+                       ("threads", threads), ("memory_budget", memory_budget)):
         if value is not None:
             extra[key] = os.fspath(value) if key == "output.dir" else value
     more = _override_list(extra) + _override_list(overrides)

@@ -265,3 +265,29 @@ def test_time_windows_give_one_solution_of_the_windows(tmp_path):
     with pytest.raises(jetpde.Error, match="training.time_windows: '0' is out of range"):
         jetpde.solve(EXAMPLES / "heat.yaml", output_dir=tmp_path / "bad",
                      overrides={**overrides, "training.time_windows": 0})
+
+
+def test_a_memory_budget_runs_the_step_in_batches(tmp_path):
+    # 8192 interior points: the training step's arena is some MB; under a budget of 2 MB each
+    # step runs in batches of the points, with the losses of the step over all of them.
+    problem = jetpde.Problem(
+        name="budget", domain=jetpde.geometry.Interval(-1, 1).times_time(0, 1),
+        equations=["u_t + u*u_x - nu*u_xx"], constants={"nu": 0.01 / np.pi},
+        conditions=[jetpde.InitialValue("-sin(pi*x)"), jetpde.Dirichlet("0", on="spatial")],
+        network=jetpde.Network(hidden=[32, 32]), sampling={"interior_points": 8192},
+        output={"progress": "none", "grid": [11], "time_steps": 2})
+    runs = {}
+    for name, budget in (("whole", None), ("small", "2 MB")):
+        runs[name] = jetpde.solve(problem, stages=[jetpde.Adam(steps=3)], seed=0,
+                                  output_dir=tmp_path / name, memory_budget=budget)
+    memory = {name: json.loads((tmp_path / name / "summary.json").read_text())["memory"]
+              for name in runs}
+    assert memory["whole"]["batches"] == 1
+    assert memory["whole"]["step_arena_bytes"] > 2e6
+    assert memory["small"]["batches"] > 1
+    assert memory["small"]["budget_bytes"] == 2000000
+    assert memory["small"]["step_arena_bytes"] <= memory["small"]["planned_bytes"] <= 2e6
+    assert runs["small"].history["loss"] == pytest.approx(runs["whole"].history["loss"], rel=1e-4)
+    with pytest.raises(jetpde.Error, match="memory_budget: '2 parsecs': unknown unit 'parsecs'"):
+        jetpde.solve(problem, stages=[jetpde.Adam(steps=1)], output_dir=tmp_path / "bad",
+                     memory_budget="2 parsecs")

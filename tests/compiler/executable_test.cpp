@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "autodiff/errors.h"
+#include "autodiff/grad.h"
 #include "autodiff/ops.h"
 #include "compiler/executable.h"
 #include "compiler/lower.h"
@@ -51,6 +52,70 @@ TEST(CompileCache, TheSecondCompileIsACacheHit) {
   second.set(l.values);
   second.run();
   EXPECT_TRUE(second.output(0).isApprox(evaluate(l.y, l.values)));
+}
+
+// The memory plan without the code: the arena and peak an Executable reports, in every precision
+// (bf16's packed operands included where the CPU multiplies bf16), growing with the rows.
+TEST(EstimateMemory, IsTheArenaTheExecutableAllocates) {
+  for (PrecisionPolicy p : {PrecisionPolicy::fp64, PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
+    CompileOptions o = fresh_cache("estimate");
+    o.pipeline.precision = p;
+    Layer layer;
+    const Var loss = mean_all(square(layer.y));
+    const std::vector<Var> out{loss, layer.y};
+    const MemoryEstimate e = estimate_memory(out, o);
+    const Executable exe(out, o);
+    EXPECT_EQ(e.arena_bytes, exe.stats().arena_bytes) << precision_name(p);
+    EXPECT_EQ(e.peak_live_bytes, exe.stats().peak_live_bytes) << precision_name(p);
+    Graph g(DType::f64);
+    const Var big = tanh(matmul(g.input("x", {800, 2}), g.param("W", {2, 3})));
+    EXPECT_GT(estimate_memory(std::vector<Var>{big}, o).arena_bytes, 50 * e.arena_bytes / 8);
+  }
+  EXPECT_GT(available_memory(Backend::cpu), 0);
+}
+
+// Memory within a fraction: a tanh MLP's loss and gradient (the shape of a PINN step: the forward
+// pass's activations read again by the backward pass) compiled plain and asked for 70% of the
+// plain arena. The weight and bias gradients move up to where their operands are ready, the
+// activation derivatives (1 - tanh^2) are computed where the backward pass reads them instead
+// of with the first backward kernel, the arena shrinks to the target (65% here: the floor is the
+// four layers' activations and two backward buffers), estimate_memory plans the same, and the
+// outputs are bit for bit the plain program's.
+TEST(Rematerialize, RecomputedValuesLeaveTheOutputsBitForBit) {
+  Graph g(DType::f64);
+  const Var x = g.input("x", {256, 2});
+  std::vector<Var> params;
+  Bindings values{{"x", MatrixD::Random(256, 2)}};
+  Var h = x;
+  for (int l = 0; l < 4; ++l) {
+    const int in = l == 0 ? 2 : 32, out = l == 3 ? 1 : 32;
+    const Var w = g.param("W" + std::to_string(l), {in, out});
+    const Var b = g.param("b" + std::to_string(l), {1, out});
+    params.insert(params.end(), {w, b});
+    values["W" + std::to_string(l)] = MatrixD::Random(in, out) * 0.5;
+    values["b" + std::to_string(l)] = MatrixD::Random(1, out) * 0.1;
+    h = matmul(h, w) + broadcast(b, {256, out});
+    if (l < 3) h = tanh(h);
+  }
+  const Var loss = mean_all(square(h));
+  std::vector<Var> out{loss};
+  for (const Var& d : grad(loss, params)) out.push_back(d);
+  CompileOptions plain = fresh_cache("remat");
+  plain.pipeline.precision = PrecisionPolicy::fp32;
+  CompileOptions recompute = plain;
+  recompute.memory_fraction = 0.7;
+  Executable a(out, plain), b(out, recompute);
+  EXPECT_EQ(a.stats().recomputed, 0);
+  EXPECT_GT(b.stats().recomputed, 0);
+  EXPECT_LE(b.stats().arena_bytes, 0.7 * a.stats().arena_bytes);
+  EXPECT_EQ(estimate_memory(out, recompute).arena_bytes, b.stats().arena_bytes);
+  EXPECT_GT(b.program().steps.size(), a.program().steps.size());
+  a.set(values);
+  b.set(values);
+  a.run();
+  b.run();
+  for (std::size_t k = 0; k < out.size(); ++k)
+    EXPECT_TRUE((a.output(k) == b.output(k)).all()) << "output " << k;
 }
 
 TEST(Fallback, NoHostCompilerMeansTheInterpreterWithAWarning) {

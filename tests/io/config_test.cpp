@@ -86,9 +86,35 @@ TEST(Config, OverridesWithSet) {
   expect_user_error(
       [] { from(kBurgers, {"netwrok.hidden=[1]"}); },
       "test.yaml: netwrok: unknown key (known here: name, seed, precision, device, "
-      "require_device, threads, geometry, fields, constants, parameters, "
+      "require_device, threads, memory_budget, geometry, fields, constants, parameters, "
       "definitions, equations, conditions, hard_constraints, network, decomposition, sampling, "
       "parallel, training, reference, solver, output)");
+}
+
+// memory_budget: a size with its unit, a share of the memory free, or auto (the problem's default
+// share); anything else names the key, its line and what it accepts.
+TEST(Config, AMemoryBudget) {
+  EXPECT_EQ(from(kBurgers).spec.pinn.memory.budget, 0);
+  EXPECT_EQ(from(kBurgers).spec.pinn.memory.share, 0.5);
+  EXPECT_EQ(from(kBurgers, {"memory_budget=2 GB"}).spec.pinn.memory.budget, 2000000000);
+  EXPECT_EQ(from(kBurgers, {"memory_budget=512MiB"}).spec.pinn.memory.budget, 536870912);
+  EXPECT_EQ(from(kBurgers, {"memory_budget=1e9"}).spec.pinn.memory.budget, 1000000000);
+  const RunConfig share = from(kBurgers, {"memory_budget=25%"});
+  EXPECT_EQ(share.spec.pinn.memory.budget, 0);
+  EXPECT_EQ(share.spec.pinn.memory.share, 0.25);
+  const std::string accepts =
+      " (a size such as 2 GB, 512 MiB or 1e9 bytes, a share of the memory free such as 25%, or "
+      "auto)";
+  expect_user_error([] { from("memory_budget: 2 GiBs\n" + kBurgers); },
+                    "test.yaml:1:16: memory_budget: '2 GiBs': unknown unit 'GiBs'" + accepts);
+  expect_user_error([&] { from("memory_budget: lots\n" + kBurgers); },
+                    "test.yaml:1:16: memory_budget: 'lots': not a number" + accepts);
+  expect_user_error([&] { from("memory_budget: 150%\n" + kBurgers); },
+                    "test.yaml:1:16: memory_budget: '150%': more than 100%" + accepts);
+  expect_user_error([&] { from("memory_budget: -1 GB\n" + kBurgers); },
+                    "test.yaml:1:16: memory_budget: '-1 GB': not a positive amount" + accepts);
+  expect_user_error([&] { from("memory_budget: 100 KB\n" + kBurgers); },
+                    "test.yaml:1:16: memory_budget: '100 KB': less than 1 MB" + accepts);
 }
 
 TEST(Config, MalformedYamlNamesTheLine) {

@@ -297,6 +297,90 @@ TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
   for (Eigen::Index i = 1; i < picked.rows(); ++i) ASSERT_LE(picked(i - 1, 1), picked(i, 1));
 }
 
+// memory_budget: Burgers' training programs (the step, and the per-term gradients grad-norm
+// uses) planned over all the points; under a third of that the step runs in the fewest batches
+// that fit, its arena as compiled within the budget, with the loss, the gradient and a few
+// trained steps of the problem in one batch. A budget no batching reaches, and batches that do
+// not divide the points, are refused with the numbers.
+TEST(Problem, AMemoryBudgetRunsTheStepInBatches) {
+  ProblemSpec spec;
+  spec.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
+  spec.math.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
+  spec.math.equations = {"u_t + u*u_x - nu*u_xx"};
+  spec.pinn.interior_points = 512;
+  spec.pinn.time_chunks = 4;
+  spec.math.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)"},
+                          {.kind = Kind::dirichlet, .on = "spatial", .value = "0"}};
+  spec.pinn.conditions = {{.points = 128}, {.points = 64}};
+  spec.pinn.network.hidden = {32, 32};
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  spec.pinn.memory.term_gradients = true;
+  Problem whole(spec);  // the default budget: half the memory free
+  const Problem::MemoryReport& all = whole.memory();
+  EXPECT_EQ(all.batches, 1);
+  EXPECT_GT(all.budget, 0);
+  EXPECT_GT(all.whole_bytes, whole.objective().executable().stats().arena_bytes);  // + gradients
+  EXPECT_EQ(all.planned_bytes, all.whole_bytes);
+  // Just under the plan: values of the backward pass computed again, one batch, the same numbers
+  // bit for bit.
+  spec.pinn.memory.budget = all.whole_bytes * 97 / 100;
+  Problem recomputing(spec);
+  EXPECT_LT(recomputing.memory().fraction, 1.0);
+  EXPECT_EQ(recomputing.memory().batches, 1);
+  EXPECT_LE(recomputing.memory().planned_bytes, spec.pinn.memory.budget);
+  EXPECT_GT(recomputing.objective().executable().stats().recomputed, 0);
+  {
+    const Eigen::VectorXd theta = whole.initial_theta(4);
+    Eigen::VectorXd g1, gr;
+    EXPECT_EQ(recomputing.objective().evaluate(theta, &gr), whole.objective().evaluate(theta, &g1));
+    EXPECT_EQ(gr, g1);
+  }
+  // A third: batches.
+  spec.pinn.memory.budget = all.whole_bytes / 3;
+  Problem batched(spec);
+  const Problem::MemoryReport& m = batched.memory();
+  EXPECT_GE(m.batches, 4);
+  EXPECT_LE(m.planned_bytes, m.budget);
+  EXPECT_EQ(m.whole_bytes, all.whole_bytes);
+  EXPECT_EQ(batched.objective().batches(), m.batches);
+  EXPECT_LE(batched.objective().executable().stats().arena_bytes, m.budget);
+  EXPECT_EQ(batched.objective().rows(0), 512);
+  Eigen::VectorXd theta = whole.initial_theta(4);
+  Eigen::VectorXd g1, gb;
+  const double l1 = whole.objective().evaluate(theta, &g1);
+  EXPECT_NEAR(batched.objective().evaluate(theta, &gb), l1, 1e-12 * l1);
+  EXPECT_LT((gb - g1).norm(), 1e-12 * g1.norm());
+  Eigen::VectorXd t1 = theta, tb = theta;
+  const Weighting gradnorm{.kind = Weighting::Kind::gradnorm, .every = 2};
+  const std::vector<Stage> adam{
+      {.name = "adam", .steps = 4, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}}};
+  Trainer(whole.objective(), adam, gradnorm).train(t1);
+  Trainer(batched.objective(), adam, gradnorm).train(tb);
+  EXPECT_LT((tb - t1).norm(), 1e-9 * t1.norm());
+  // Points drawn anew are bound in batches too.
+  whole.objective().set_inputs(whole.resample(3));
+  batched.objective().set_inputs(batched.resample(3));
+  EXPECT_NEAR(batched.objective().evaluate(t1), whole.objective().evaluate(t1), 1e-9 * l1);
+  spec.pinn.memory.budget = 1000;
+  std::string error;
+  try {
+    Problem p(spec);
+  } catch (const UserError& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error.rfind("memory_budget: the training programs need ", 0), 0u) << error;
+  EXPECT_NE(error.find(" at 512 interior points, more than the budget of "), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("; in 64 batches of 8 interior points (the most that divide every point "
+                       "set) still "),
+            std::string::npos)
+      << error;
+  spec.pinn.memory.batches = 3;
+  expect_user_error([&] { Problem p(spec); },
+                    "memory: 3 batches do not divide every point set (512 interior points; the "
+                    "counts have 64 as their greatest common divisor, a causal chunk's included)");
+}
+
 TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
   // Burgers-like setup: u = -sin(pi x) + t (x + 1)(1 - x) N, exact on the initial and spatial
   // boundary before any training; and Poisson 2-D with the whole boundary built in.

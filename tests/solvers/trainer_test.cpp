@@ -3,6 +3,7 @@
 // and resampling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -285,6 +286,107 @@ TEST(Objective, NtkTracesScaleWithTheSquareOfTheResidual) {
   trainer.train(t);
   const std::vector<double>& w = trainer.history()[0].weights;
   EXPECT_NEAR(w[0] / w[1], 100.0, 15.0);
+}
+
+// A step in batches (a memory budget's auto-batching): the same loss, slot losses (of a chunked
+// term too), gradient, per-term gradients and NTK traces as the step over all rows, to rounding,
+// from a program whose arena is a batch's. Batch b takes rows b, b + 4, ..., so every causal
+// chunk of 8 rows gives each batch 2 of its own rows.
+TEST(Objective, BatchesGiveTheLossAndGradientOfAllRows) {
+  struct Poisson {
+    Graph g{DType::f64};
+    nn::Network net;
+    std::vector<LossTerm> terms;
+    explicit Poisson(int batches) : net(g, {.inputs = 1, .hidden = {8, 8}, .outputs = 1}) {
+      const Var x = g.input("x", {32 / batches, 1});
+      const Var xb = g.input("xb", {8 / batches, 1});
+      const Var s = g.input("s", {1, 1});  // bound whole in every batch
+      Taylor t(TaylorPlan({{x, 0}}, {{2}}));
+      const Var r = t.derivative(net(x), {2}) + broadcast(s, {32 / batches, 1}) * sin(x * kPi);
+      terms = {{"pde", r, 4}, {"bc", net(xb)}};
+    }
+  };
+  Poisson one(1), four(4);
+  Objective whole(one.terms, one.net.params(), options());
+  Objective batched(four.terms, four.net.params(), options(), serial_communicator(), 4);
+  EXPECT_EQ(batched.batches(), 4);
+  EXPECT_EQ(batched.rows(0), 32);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  MatrixD x(32, 1), xb(8, 1), s(1, 1);
+  for (auto& v : x.reshaped()) v = u(rng);
+  std::sort(x.data(), x.data() + x.size());  // ordered in x, as causal chunks are in time
+  for (auto& v : xb.reshaped()) v = u(rng);
+  s << kPi * kPi;
+  for (Objective* o : {&whole, &batched}) {
+    o->set_inputs({{"x", x}, {"xb", xb}, {"s", s}});
+    o->set_weights({0.5, 1.0, 2.0, 4.0, 10.0});
+  }
+  const Eigen::VectorXd theta = whole.layout().flatten(one.net.init(3, 0.1));
+  Eigen::VectorXd g1, g4;
+  const double l1 = whole.evaluate(theta, &g1), l4 = batched.evaluate(theta, &g4);
+  EXPECT_NEAR(l4, l1, 1e-12 * l1);
+  for (int k = 0; k < 5; ++k)
+    EXPECT_NEAR(batched.slot_losses()[k], whole.slot_losses()[k], 1e-12 * whole.slot_losses()[k])
+        << whole.slot_names()[k];
+  EXPECT_LT((g4 - g1).norm(), 1e-12 * g1.norm());
+  const auto t1 = whole.term_gradients(theta), t4 = batched.term_gradients(theta);
+  for (std::size_t t = 0; t < 2; ++t) EXPECT_LT((t4[t] - t1[t]).norm(), 1e-12 * t1[t].norm());
+  const auto n1 = whole.ntk_traces(theta, 3, 11), n4 = batched.ntk_traces(theta, 3, 11);
+  for (std::size_t t = 0; t < 2; ++t) EXPECT_NEAR(n4[t], n1[t], 1e-12 * n1[t]);
+  EXPECT_LT(batched.executable().stats().arena_bytes, whole.executable().stats().arena_bytes);
+  // In fp32 too (another compiled set, bound from what was bound): the same to f32 rounding.
+  whole.use_precision(compiler::PrecisionPolicy::fp32);
+  batched.use_precision(compiler::PrecisionPolicy::fp32);
+  EXPECT_NEAR(batched.evaluate(theta), whole.evaluate(theta), 1e-5 * l1);
+  // New points bound (a resampling): batched again.
+  x.array() *= 0.5;
+  whole.set_inputs({{"x", x}});
+  batched.set_inputs({{"x", x}});
+  EXPECT_NEAR(batched.evaluate(theta), whole.evaluate(theta), 1e-5 * l1);
+  expect_user_error(
+      [&] {
+        batched.set_inputs({{"x", MatrixD::Zero(30, 1)}});
+      },
+      "objective: 'x' [8,1] (one of 4 batches) is bound to a value of shape [30,1]");
+  expect_user_error(
+      [&] { Objective(four.terms, four.net.params(), options(), serial_communicator(), 0); },
+      "objective: 0 batches (at least 1)");
+}
+
+// The batch count under a budget: predicted from two plans (a fixed part and a part per point),
+// checked by a plan of its own, the next count taken when the prediction was short.
+TEST(Objective, TheFewestBatchesThatFitTheBudget) {
+  std::vector<int> planned;
+  const auto plan = [&](std::int64_t fixed) {
+    return [&planned, fixed](int b) {
+      planned.push_back(b);
+      return fixed + 1000 / b;
+    };
+  };
+  BatchChoice c = choose_batches({2, 4, 8, 16}, 400, 1100, plan(100));
+  EXPECT_EQ(c.batches, 4);  // 100 + 250
+  EXPECT_EQ(c.bytes, 350);
+  EXPECT_TRUE(c.fits);
+  EXPECT_EQ(planned, (std::vector<int>{2, 4}));
+  // Plans above the prediction (fixed 100 at all points, 160 in batches): 4 is predicted at 350,
+  // planned at 410, and 8 is checked next.
+  planned.clear();
+  c = choose_batches({2, 4, 8, 16}, 380, 1100, [&](int b) {
+    planned.push_back(b);
+    return b == 2 ? 600 : 160 + 1000 / b;
+  });
+  EXPECT_EQ(c.batches, 8);
+  EXPECT_EQ(c.bytes, 285);
+  EXPECT_EQ(planned, (std::vector<int>{2, 4, 8}));
+  // Nothing fits: the last count, not fitting; all points fit: one batch, nothing planned.
+  planned.clear();
+  c = choose_batches({2, 4}, 200, 1100, plan(100));
+  EXPECT_EQ(c.batches, 4);
+  EXPECT_FALSE(c.fits);
+  c = choose_batches({}, 2000, 1100, plan(100));
+  EXPECT_EQ(c.batches, 1);
+  EXPECT_TRUE(c.fits);
 }
 
 // Grad-norm balancing on two terms whose gradients are known in closed form: with a = b = 1,
