@@ -39,6 +39,7 @@
 
 #include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
+#include "bench/options.h"
 #include "bench/workloads.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
@@ -66,24 +67,10 @@ struct Options {
   std::string json;
 };
 
-compiler::PrecisionPolicy precision_from_name(const std::string& name) {
-  using P = compiler::PrecisionPolicy;
-  for (P p : {P::fp64, P::fp32, P::bf16, P::fp16, P::automatic})
-    if (compiler::precision_name(p) == name) return p;
-  throw UserError("--precision wants fp64, fp32, bf16, fp16 or auto, got '" + name + "'");
-}
-
 int positive_int(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value <= 0)
-    throw UserError(flag + " wants a positive integer, got '" + text + "'");
-  return value;
+  const long long value = positive_integer(flag, text);
+  if (value > 2147483647) throw UserError(flag + " wants a positive integer, got '" + text + "'");
+  return static_cast<int>(value);
 }
 
 Options parse_options(int argc, char** argv) {

@@ -50,10 +50,12 @@ bool given(const YAML::Node& parent, const std::string& key) {
 // iterations, at no cost); then the fp64 polish, L-BFGS on the same parameters in double (the
 // stage that takes a PINN from 1e-3 to 1e-4: bench/README.md). Under a time budget
 // (training.max_time, and each time window's share of it) Adam takes at most 0.7 of the time and
-// L-BFGS half of what is left, so that the polish always runs. Both L-BFGS stages draw their
-// points anew (RAD, as Adam's) every kQuasiNewtonDraw iterations and restart on them: on one
-// draw the thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the
-// polish and then rose while the loss fell; bench/README.md).
+// L-BFGS half of what is left, so that the polish always runs. The fp64 polish draws its points
+// anew (RAD, as Adam's) every kQuasiNewtonDraw iterations and restarts on them: on one draw the
+// thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the polish and
+// then rose while the loss fell). The f32 L-BFGS stage keeps its one draw: restarting it every
+// 250 iterations cost advection 3x and Burgers' seed 2 2.7x its error, where Allen-Cahn's two
+// seeds split (bench/README.md, "Fresh points for the polish only").
 constexpr int kQuasiNewtonDraw = 250;
 YAML::Node stages(int adam_steps, int polish_steps) {
   YAML::Node adam;
@@ -69,7 +71,6 @@ YAML::Node stages(int adam_steps, int polish_steps) {
   lbfgs["steps"] = 5000;
   lbfgs["function_tolerance"] = 0;
   lbfgs["time_share"] = "0.5";
-  lbfgs["resample_every"] = kQuasiNewtonDraw;
   YAML::Node polish;
   polish["name"] = "polish";
   polish["optimizer"] = "lbfgs";

@@ -14,6 +14,14 @@ namespace {
 
 std::string weight_name(std::size_t slot) { return "__jetpde_weight" + std::to_string(slot); }
 
+// `sum` = v for the first batch, sum += v for the others.
+void add_batch(Eigen::VectorXd& sum, Eigen::VectorXd v, int batch) {
+  if (batch == 0)
+    sum = std::move(v);
+  else
+    sum += v;
+}
+
 // Rows b, b + k, b + 2k, ... of m: batch b of k.
 MatrixD batch_rows(const MatrixD& m, int b, int k) {
   MatrixD out(m.rows() / k, m.cols());
@@ -250,12 +258,7 @@ double Objective::evaluate(const Eigen::VectorXd& theta, Eigen::VectorXd* gradie
     for (std::size_t k = 0; k < slots; ++k)
       slot_losses_[k] =
           first ? step.output(1 + k)(0, 0) : slot_losses_[k] + step.output(1 + k)(0, 0);
-    if (gradient) {
-      if (first)
-        *gradient = gradient_from(step, 1 + slots);
-      else
-        *gradient += gradient_from(step, 1 + slots);
-    }
+    if (gradient) add_batch(*gradient, gradient_from(step, 1 + slots), b);
   }
   if (batches_ > 1) {  // every slot's batches hold equal shares of its rows: the mean of means
     const double scale = 1.0 / batches_;
@@ -318,12 +321,8 @@ std::vector<Eigen::VectorXd> Objective::term_gradients(const Eigen::VectorXd& th
   for (int b = 0; b < batches_; ++b) {
     bind_batch(*exe, b);
     exe->run();
-    for (std::size_t t = 0; t < terms_.size(); ++t) {
-      if (b == 0)
-        out[t] = gradient_from(*exe, t * params_.size());
-      else
-        out[t] += gradient_from(*exe, t * params_.size());
-    }
+    for (std::size_t t = 0; t < terms_.size(); ++t)
+      add_batch(out[t], gradient_from(*exe, t * params_.size()), b);
   }
   for (std::size_t t = 0; t < terms_.size(); ++t) {
     if (batches_ > 1) out[t] /= batches_;
@@ -370,12 +369,8 @@ std::vector<double> Objective::ntk_traces(const Eigen::VectorXd& theta, int prob
         exe->set(probe_input(t), batches_ > 1 ? batch_rows(v[t], b, batches_) : v[t]);
       bind_batch(*exe, b);
       exe->run();
-      for (std::size_t t = 0; t < terms_.size(); ++t) {
-        if (b == 0)
-          jv[t] = gradient_from(*exe, t * params_.size());
-        else
-          jv[t] += gradient_from(*exe, t * params_.size());
-      }
+      for (std::size_t t = 0; t < terms_.size(); ++t)
+        add_batch(jv[t], gradient_from(*exe, t * params_.size()), b);
     }
     for (std::size_t t = 0; t < terms_.size(); ++t)
       traces[t] += jv[t].squaredNorm() / static_cast<double>(v[t].size()) / probes;

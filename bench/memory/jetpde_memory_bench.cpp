@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "autodiff/errors.h"
+#include "bench/options.h"
 #include "bench/workloads.h"
 #include "compiler/executable.h"
 #include "solvers/objective.h"
@@ -47,19 +48,6 @@ struct Options {
   compiler::PrecisionPolicy precision = compiler::PrecisionPolicy::fp32;
 };
 
-long long positive(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value <= 0)
-    throw UserError(flag + " wants a positive integer, got '" + text + "'");
-  return value;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -74,23 +62,16 @@ Options parse(int argc, char** argv) {
     if (i + 1 >= argc) throw UserError(arg + " needs a value");
     const std::string value = argv[++i];
     if (arg == "--workload") o.workloads.push_back(value);
-    if (arg == "--budget") o.budget = positive(arg, value);
-    if (arg == "--steps") o.steps = static_cast<int>(positive(arg, value));
-    if (arg == "--points") o.points = static_cast<int>(positive(arg, value));
+    if (arg == "--budget") o.budget = positive_integer(arg, value);
+    if (arg == "--steps") o.steps = static_cast<int>(positive_integer(arg, value));
+    if (arg == "--points") o.points = static_cast<int>(positive_integer(arg, value));
     if (arg == "--scales") {
       o.scales.clear();
       std::stringstream in(value);
       for (std::string item; std::getline(in, item, ',');)
-        o.scales.push_back(static_cast<int>(positive(arg, item)));
+        o.scales.push_back(static_cast<int>(positive_integer(arg, item)));
     }
-    if (arg == "--precision") {
-      bool known = false;
-      for (auto p : {compiler::PrecisionPolicy::fp64, compiler::PrecisionPolicy::fp32,
-                     compiler::PrecisionPolicy::bf16, compiler::PrecisionPolicy::fp16,
-                     compiler::PrecisionPolicy::automatic})
-        if (compiler::precision_name(p) == value) o.precision = p, known = true;
-      if (!known) throw UserError("--precision wants fp64, fp32, bf16, fp16 or auto");
-    }
+    if (arg == "--precision") o.precision = precision_from_name(value);
   }
   for (const std::string& name : o.workloads) workload_spec(name);  // unknown names fail now
   if (o.workloads.empty()) o.workloads = {"burgers", "ns2d", "poisson32d"};

@@ -77,9 +77,10 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_DOUBLE_EQ(c.stages[0].time_share, 0.7);
   EXPECT_DOUBLE_EQ(c.stages[1].time_share, 0.5);
   EXPECT_DOUBLE_EQ(c.stages[2].time_share, 0.0);
-  // Adam draws new points every 500 steps (sampling), the L-BFGS stages every 250 of theirs.
+  // Adam draws new points every 500 steps (sampling), the fp64 polish every 250 of its
+  // iterations; the f32 L-BFGS stage keeps one draw.
   EXPECT_EQ(c.stages[0].resample_every, 0);
-  EXPECT_EQ(c.stages[1].resample_every, 250);
+  EXPECT_EQ(c.stages[1].resample_every, 0);
   EXPECT_EQ(c.stages[2].resample_every, 250);
   EXPECT_TRUE(c.adaptive);
   EXPECT_EQ(c.resolved["training"]["recipe"].as<std::string>(), "auto");

@@ -268,17 +268,23 @@ TEST(Problem, AnInverseProblemRecoversATrainableConstant) {
                     "problem: no trainable constant 'b' (trainable: a)");
 }
 
-TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
+// Burgers with u0 = -sin(pi x), u = 0 on x = +-1, in 4 causal chunks.
+ProblemSpec burgers_spec(int interior, int initial, int boundary, std::vector<int> hidden) {
   ProblemSpec spec;
   spec.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
   spec.math.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
   spec.math.equations = {"u_t + u*u_x - nu*u_xx"};
-  spec.pinn.interior_points = 400;
+  spec.pinn.interior_points = interior;
   spec.pinn.time_chunks = 4;
   spec.math.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)"},
                           {.kind = Kind::dirichlet, .on = "spatial", .value = "0"}};
-  spec.pinn.conditions = {{.points = 100}, {.points = 100}};
-  spec.pinn.network.hidden = {16, 16};
+  spec.pinn.conditions = {{.points = initial}, {.points = boundary}};
+  spec.pinn.network.hidden = std::move(hidden);
+  return spec;
+}
+
+TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
+  const ProblemSpec spec = burgers_spec(400, 100, 100, {16, 16});
   Problem p(spec);
   EXPECT_EQ(p.objective().slots(), 4 + 2);
   Eigen::VectorXd theta = p.initial_theta(4);
@@ -303,16 +309,7 @@ TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
 // trained steps of the problem in one batch. A budget no batching reaches, and batches that do
 // not divide the points, are refused with the numbers.
 TEST(Problem, AMemoryBudgetRunsTheStepInBatches) {
-  ProblemSpec spec;
-  spec.math.domain = geometry::time_product(geometry::interval(-1, 1), 0, 1);
-  spec.math.context.fields({"u"}).coordinates({"x"}).time("t").constant("nu", 0.01 / kPi);
-  spec.math.equations = {"u_t + u*u_x - nu*u_xx"};
-  spec.pinn.interior_points = 512;
-  spec.pinn.time_chunks = 4;
-  spec.math.conditions = {{.kind = Kind::initial_value, .value = "-sin(pi*x)"},
-                          {.kind = Kind::dirichlet, .on = "spatial", .value = "0"}};
-  spec.pinn.conditions = {{.points = 128}, {.points = 64}};
-  spec.pinn.network.hidden = {32, 32};
+  ProblemSpec spec = burgers_spec(512, 128, 64, {32, 32});
   spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
   spec.pinn.memory.term_gradients = true;
   Problem whole(spec);  // the default budget: half the memory free
