@@ -200,7 +200,6 @@ Eigen::Index checked_points(const equations::Context& ctx, const MatrixD& at) {
   return dim;
 }
 
-// Constant expressions lower to [1,1] nodes: one value per point.
 // Points of the shapes one of `batches` batches binds (build_graph reads only the shapes).
 Bindings batch_shapes(const Bindings& points, int batches) {
   Bindings out;
@@ -209,6 +208,7 @@ Bindings batch_shapes(const Bindings& points, int batches) {
   return out;
 }
 
+// Constant expressions lower to [1,1] nodes: one value per point.
 void broadcast_rows(std::vector<Var>& out, Eigen::Index rows) {
   for (Var& v : out)
     if (v.shape().rows != rows) v = broadcast(v, {rows, 1});
@@ -241,7 +241,25 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
   arrange(points);
   sample_interfaces(spec_.pinn.sampling.seed, points);
   note_by_construction();
-  const int batches = plan_batches(points);
+  // Each rank plans its own share; one that cannot fit stops every rank (they would otherwise
+  // wait for it in the objective's first collective).
+  int batches = 1;
+  std::string refused;
+  try {
+    batches = plan_batches(points);
+  } catch (const UserError& e) {
+    if (communicator_->size() == 1) throw;
+    refused = e.what();
+  }
+  if (communicator_->size() > 1) {
+    std::vector<double> failed{refused.empty() ? 0.0 : 1.0};
+    communicator_->allreduce_sum(failed);
+    if (!refused.empty()) throw UserError(refused);
+    if (failed[0] > 0)
+      throw UserError(
+          "memory_budget: the training programs of another rank do not fit (its "
+          "message says why)");
+  }
   std::vector<LossTerm> terms = build_graph(batches > 1 ? batch_shapes(points, batches) : points);
   build_objective(std::move(terms), std::move(points), batches);
 }
