@@ -330,7 +330,7 @@ std::string yaml_texts(const std::vector<std::string>& texts) {
 namespace {
 
 // export --library: the program eval runs, for blocks of a.block points, in fp64 (the library's
-// arithmetic), as a C library.
+// arithmetic), as a library for the CPU or a CUDA GPU.
 int export_library(const ExportArgs& a) {
   if (!a.grid.empty() || a.time_steps > 0 || !a.quantities.empty() || !a.output.empty())
     throw UserError(
@@ -340,6 +340,8 @@ int export_library(const ExportArgs& a) {
   if (!a.load.precision.empty() && a.load.precision != "fp64")
     throw UserError("--library: the library computes in fp64 (--precision " + a.load.precision +
                     " is not available for it yet)");
+  if (!a.cuda_arch.empty() && a.device != "cuda")
+    throw UserError("--cuda-arch goes with --device cuda");
   LoadArgs options = a.load;
   options.precision = "fp64";
   io::LoadedRun run = load(a.run_dir, options);
@@ -358,18 +360,24 @@ int export_library(const ExportArgs& a) {
                              .outputs = names,
                              .description = "step " + std::to_string(run.step) + " of " +
                                             fs::absolute(a.run_dir).lexically_normal().string()};
-  solvers::Problem& problem = run.solution.problem();
-  const solvers::Problem::ExportedProgram exported =
-      problem.exported_program(run.solution.theta(), a.block, names);
-  compiler::build_library(compiler::render_library_source(*exported.program, exported.values, spec),
-                          spec, a.block, a.library);
-  const std::string what = options::joined(names), at = options::joined(spec.coordinates);
-  const char* n = a.name.c_str();
+  const compiler::LibraryOptions library{
+      .backend = a.device == "cuda" ? compiler::Backend::cuda : compiler::Backend::cpu,
+      .block_rows = a.block,
+      .cuda_arch = a.cuda_arch};
+  const solvers::Problem::ExportedProgram exported = run.solution.problem().exported_program(
+      run.solution.theta(), a.block, names, library.backend);
+  const std::vector<std::string> files =
+      compiler::export_library(exported.program, exported.values, spec, library, a.library);
+  std::string written;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    written += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i];
   std::fprintf(stderr,
-               "jetpde: step %d of %s: wrote lib%s.so, %s.h, %sConfig.cmake and %s.cpp in %s: %s "
-               "at points (%s) in fp64, %ld points a block (trained in %s)\n",
-               run.step, a.run_dir.c_str(), n, n, n, n, a.library.c_str(), what.c_str(), at.c_str(),
-               a.block, run.trained_precision.c_str());
+               "jetpde: step %d of %s: wrote %s in %s: %s at points (%s) in fp64 on the %s, %ld "
+               "points a block (trained in %s)\n",
+               run.step, a.run_dir.c_str(), written.c_str(), a.library.c_str(),
+               options::joined(names).c_str(), options::joined(spec.coordinates).c_str(),
+               a.device == "cuda" ? "GPU (device pointers)" : "CPU", a.block,
+               run.trained_precision.c_str());
   return 0;
 }
 

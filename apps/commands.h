@@ -55,6 +55,8 @@ struct ExportArgs {
   std::string library, name = "model";
   std::vector<std::string> fields;  // expressions; empty: every field
   long block = 1024;                // points per block of the library's program
+  std::string device = "cpu";       // cpu: host pointers; cuda: device pointers (nvcc, cuBLAS)
+  std::string cuda_arch;            // --device cuda: nvcc's targets (empty: the GPU here, or a set)
 };
 int export_fields(const ExportArgs& args);
 

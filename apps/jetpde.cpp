@@ -4,6 +4,7 @@
 //   jetpde eval runs/burgers --points points.csv --fields u,u_x [--precision fp64] [--set K=V]
 //   jetpde export runs/burgers --grid 201 --time-steps 51 [--precision fp64] [--set K=V]
 //   jetpde export runs/burgers --library lib/ [--name burgers] [--fields u,u_x] [--block 1024]
+//                 [--device cuda [--cuda-arch sm_90]]
 //   jetpde info [--equations] [--config-reference]
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -141,6 +142,14 @@ int main(int argc, char** argv) {
       ->add_option("--block", export_args.block,
                    "--library: points per block of its program (default: 1024)")
       ->check(CLI::Range(1L, 1L << 22));
+  export_cmd
+      ->add_option("--device", export_args.device,
+                   "--library: where it evaluates: cpu (host memory, the default) or cuda "
+                   "(points and values in GPU memory; compiled by nvcc)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  export_cmd->add_option("--cuda-arch", export_args.cuda_arch,
+                         "--library --device cuda: GPU architectures, comma-separated "
+                         "(sm_90,sm_80; default: the GPU here, else sm_80 and sm_90 with PTX)");
   load_options(export_cmd, export_args.load);
 
   InfoArgs info_args;

@@ -36,17 +36,6 @@ std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603U
   return h;
 }
 
-// Runs `command` in a shell; returns its exit status and what it printed.
-int run_command(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 std::string compiler_of(const CpuCompileOptions& o) {
   if (!o.compiler.empty()) return o.compiler;
   if (const char* cxx = std::getenv("CXX"); cxx && *cxx) return cxx;
@@ -149,6 +138,16 @@ void compile_to(const std::string& compiler, const std::string& source, const st
 }
 
 }  // namespace
+
+int run_command(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 // Loaded with RTLD_NODELETE and never closed: the generated code's OpenMP worker threads may
 // outlive any one executable, and unloading code they run crashes the process.

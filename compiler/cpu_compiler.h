@@ -51,6 +51,10 @@ CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions&
 void compile_shared_library(const std::string& source, const std::string& output,
                             const std::string& link, const CpuCompileOptions& options = {});
 
+// Runs `command` in a shell; returns its exit status (-1 when it did not exit normally) and
+// appends what it printed, standard error included, to `output`.
+int run_command(const std::string& command, std::string* output);
+
 // The directory compiled programs are cached in.
 std::string cache_directory(const CpuCompileOptions& options);
 // Whether a working host compiler is available (checked once per process).

@@ -137,9 +137,7 @@ class CpuRuntime final : public Runtime {
  public:
   CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
     const auto t = Clock::now();
-    program_ = lower(module);
-    if (options.cpu.native_bf16 && native_bf16_gemm_available()) pack_bf16_gemm_operands(program_);
-    stats.recomputed = plan_memory_within(program_, options.memory_fraction);
+    program_ = lower_for(module, Backend::cpu, options, &stats.recomputed);
     const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
                                                                ? options.cpu.parallel_min_elements
                                                                : kParallelMinElements);

@@ -144,13 +144,22 @@ std::int64_t available_memory(Backend backend) {
   return static_cast<std::int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
 }
 
-MemoryEstimate estimate_memory(std::span<const Var> outputs, const CompileOptions& options) {
-  const Module module = optimize(module_of(outputs), options.pipeline);
+Program lower_for(const Module& module, Backend backend, const CompileOptions& options,
+                  int* recomputed) {
   Program program = lower(module);
-  // As the runtimes lower (cpu_runtime.cpp, cuda_runtime.cpp): only the CPU packs bf16 operands.
-  if (options.backend != Backend::cuda && options.cpu.native_bf16 && native_bf16_gemm_available())
+  if (backend != Backend::cuda && options.cpu.native_bf16 && native_bf16_gemm_available())
     pack_bf16_gemm_operands(program);
-  plan_memory_within(program, options.memory_fraction);
+  const int n = plan_memory_within(program, options.memory_fraction);
+  if (recomputed) *recomputed = n;
+  return program;
+}
+
+Program plan_program(std::span<const Var> outputs, const CompileOptions& options) {
+  return lower_for(optimize(module_of(outputs), options.pipeline), options.backend, options);
+}
+
+MemoryEstimate estimate_memory(std::span<const Var> outputs, const CompileOptions& options) {
+  const Program program = plan_program(outputs, options);
   return {program.arena_bytes, program.peak_live_bytes};
 }
 

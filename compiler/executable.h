@@ -60,6 +60,16 @@ struct MemoryEstimate {
   std::int64_t arena_bytes = 0, peak_live_bytes = 0;
 };
 MemoryEstimate estimate_memory(std::span<const Var> outputs, const CompileOptions& options);
+// The program itself: what `options.backend`'s runtime runs for `outputs` (optimized, then
+// lower_for), built without a device of that backend. For an exported library
+// (compiler/library.h), which may be for a GPU this machine does not have.
+Program plan_program(std::span<const Var> outputs, const CompileOptions& options);
+// An optimized module lowered as the runtime of `backend` lowers it (the runtimes call it):
+// lower, bf16 GEMM operands packed where the CPU multiplies them natively (not on CUDA), the
+// memory planned within options.memory_fraction (the buffers recomputed to get there counted in
+// *recomputed).
+Program lower_for(const Module& module, Backend backend, const CompileOptions& options,
+                  int* recomputed = nullptr);
 // The bytes free now where `backend` keeps its arenas: the host's available memory (MemAvailable
 // in /proc/meminfo, else the physical memory) for the CPU and the interpreter, the GPU's free
 // memory for CUDA (0 when no device answers or CUDA is not built in).

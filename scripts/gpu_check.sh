@@ -12,7 +12,8 @@
 # 3. configures a Release build in build-gpu/ with CUDA and without MPI, HDF5, VTK, PETSc, Python;
 # 4. builds cuda_tests and runs its GPU tests first (every workload and primitive on the GPU
 #    against the interpreter, reductions, bf16/fp16 against the CPU backend);
-# 5. builds everything else (tests, bench) and runs jetpde_bench on the GPU, then the peers on the
+# 5. builds everything else (tests, bench), checks the exported CUDA library against `jetpde eval`
+#    on the GPU, and runs jetpde_bench on the GPU, then the peers on the
 #    same GPU (PyTorch through bench/peers/torch_pinn_cuda.py, JAX through bench/peers/jax_pinn.py),
 #    a larger batch, and jetpde_bench on the CPU, each while time is left;
 # 6. compute-sanitizer (memcheck, racecheck) on a few GPU tests, the GPU-free CUDA tests (NVRTC,
@@ -144,6 +145,13 @@ fi
 
 # ---- 5. everything else, the benchmark on the GPU, and the peers on the same GPU ----------------
 stage build-all $(( $(left) > 240 ? 240 : $(left) - 60 )) ninja -C "$build" -j "$jobs" -k 0
+# The exported CUDA library (jetpde export --library --device cuda): nvcc builds it, a C program
+# calls it on device pointers, its values against `jetpde eval` on the GPU, bit for bit.
+if [[ -x $build/tests/apps_tests ]]; then
+  stage cuda-library 90 "$build/tests/apps_tests" --gtest_filter='Library.TheCudaLibrary*'
+else
+  note "cuda-library: apps_tests was not built (the jetpde command needs yaml-cpp and CLI11)"
+fi
 bench=$build/bench/jetpde_bench
 if [[ -x $bench ]] && "$bench" --help 2>&1 | grep -qw cuda; then
   stage bench-gpu $(( $(left) > 200 ? 120 : $(left) - 60 )) \

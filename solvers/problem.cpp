@@ -1247,26 +1247,29 @@ Problem::Program& Problem::program(const std::string& what, const MatrixD& at,
       programs_.front().second.order = std::move(order);
       return programs_.front().second;
     }
-  // The network again on a graph of its own: the same spec gives the same parameter names, so
-  // theta binds as it does to the training graph, which stays as it was.
   Program p;
   p.graph = std::make_unique<Graph>(DType::f64);
-  Graph& g = *p.graph;
-  ModelGraph net = model_->build(g);
-  net.layouts[kPoints] = layout;
   p.order = std::move(order);
-  // Every trainable constant, used or not, so that all of theta binds.
-  for (const std::string& name : pde_params_) g.param(spec_.pinn.param_prefix + name, {1, 1});
-  const Var points = g.input(kPoints, {rows, network_spec_.inputs});
-  if (value_columns > 0) {
-    g.input(kValues, {rows, value_columns});
-    p.values = true;
-  }
-  const std::vector<Var> out = build(net, points);
+  p.values = value_columns > 0;
+  const std::vector<Var> out = program_graph(*p.graph, layout, rows, value_columns, build);
   p.exe = std::make_unique<compiler::Executable>(out, spec_.compile);
   programs_.emplace_front(key, std::move(p));
   if (programs_.size() > kCachedPrograms) programs_.pop_back();
   return programs_.front().second;
+}
+
+std::vector<Var> Problem::program_graph(Graph& g, const RowLayout& layout, Eigen::Index rows,
+                                        Eigen::Index value_columns,
+                                        const ProgramBuilder& build) const {
+  // The network again on a graph of its own: the same spec gives the same parameter names, so
+  // theta binds as it does to the training graph, which stays as it was.
+  ModelGraph net = model_->build(g);
+  net.layouts[kPoints] = layout;
+  // Every trainable constant, used or not, so that all of theta binds.
+  for (const std::string& name : pde_params_) g.param(spec_.pinn.param_prefix + name, {1, 1});
+  const Var points = g.input(kPoints, {rows, network_spec_.inputs});
+  if (value_columns > 0) g.input(kValues, {rows, value_columns});
+  return build(net, points);
 }
 
 void Problem::run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,
@@ -1314,18 +1317,24 @@ MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
 
 Problem::Program& Problem::expressions_program(const MatrixD& at,
                                                const std::vector<std::string>& expressions) {
-  const equations::Context& ctx = spec_.math.context;
   const std::string key =
       "expressions\n" + std::to_string(at.rows()) + "\n" + joined(expressions, "\n");
-  return program(key, at, 0, [&](const ModelGraph& net, Var points) {
-    std::vector<Var> out = lower_at(net, points, equations::parse_all(expressions, ctx));
-    broadcast_rows(out, at.rows());
+  return program(key, at, 0, expressions_builder(expressions, at.rows()));
+}
+
+Problem::ProgramBuilder Problem::expressions_builder(const std::vector<std::string>& expressions,
+                                                     Eigen::Index rows) const {
+  return [this, expressions, rows](const ModelGraph& net, Var points) {
+    std::vector<Var> out =
+        lower_at(net, points, equations::parse_all(expressions, spec_.math.context));
+    broadcast_rows(out, rows);
     return out;
-  });
+  };
 }
 
 Problem::ExportedProgram Problem::exported_program(const Eigen::VectorXd& theta, Eigen::Index rows,
-                                                   const std::vector<std::string>& expressions) {
+                                                   const std::vector<std::string>& expressions,
+                                                   compiler::Backend backend) {
   if (model_->decomposed())
     throw UserError("a decomposed model (" + model_->describe() +
                     ") cannot be exported as a library yet: one network only");
@@ -1333,14 +1342,19 @@ Problem::ExportedProgram Problem::exported_program(const Eigen::VectorXd& theta,
     if (uses_mesh(d))
       throw UserError("a hard constraint on a mesh's distance cannot be exported as a library yet");
   if (expressions.empty()) throw UserError("nothing to export: no fields or expressions");
-  const MatrixD at =
-      MatrixD::Zero(rows, static_cast<Eigen::Index>(spec_.math.context.coordinate_names().size()));
-  Program& p = expressions_program(at, expressions);
-  if (p.exe->backend() != compiler::Backend::cpu)
-    throw UserError("the library is compiled for the CPU; this problem's programs run on " +
-                    compiler::backend_name(p.exe->backend()));
+  const equations::Context& ctx = spec_.math.context;
+  const MatrixD at = MatrixD::Zero(rows, static_cast<Eigen::Index>(ctx.coordinate_names().size()));
+  std::vector<Eigen::Index> order;
+  const RowLayout layout = model_->arrange(at, order, "export");
+  // evaluate_expressions' graph (expressions_program), planned for `backend`.
+  Graph g(DType::f64);
+  const std::vector<Var> out =
+      program_graph(g, layout, rows, 0, expressions_builder(expressions, rows));
+  compiler::CompileOptions options = spec_.compile;
+  options.backend = backend;
   const Bindings values = objective_->layout().unflatten(theta);
-  return {.program = &p.exe->program(), .values = {values.begin(), values.end()}};
+  return {.program = compiler::plan_program(out, options),
+          .values = {values.begin(), values.end()}};
 }
 
 MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const MatrixD& at,

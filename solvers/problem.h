@@ -77,16 +77,17 @@ class Problem {
   // no weighting changes) and says so on stdout.
   bool by_construction(std::size_t k) const;
   // What `jetpde export --library` compiles (compiler/library.h): the program evaluate_expressions
-  // runs for `rows` points and `expressions` (the same, so the library's values are its values),
-  // compiled for the CPU, and the parameters' values from theta by name. UserError for a
-  // decomposed model, a hard constraint on a mesh distance (inputs beyond the points), a backend
-  // other than the CPU.
+  // runs for `rows` points and `expressions` (the same graph, so the library's values are its
+  // values), planned for `backend` as its runtime plans it (compiler::plan_program: no device of
+  // it needed), and the parameters' values from theta by name. UserError for a decomposed model,
+  // a hard constraint on a mesh distance (inputs beyond the points).
   struct ExportedProgram {
-    const compiler::Program* program = nullptr;  // owned by the problem's program cache
+    compiler::Program program;
     std::map<std::string, MatrixD> values;
   };
   ExportedProgram exported_program(const Eigen::VectorXd& theta, Eigen::Index rows,
-                                   const std::vector<std::string>& expressions);
+                                   const std::vector<std::string>& expressions,
+                                   compiler::Backend backend);
   // A trainable constant's value in theta.
   double param(const Eigen::VectorXd& theta, const std::string& name) const;
   // The fields at `points` [m, coordinates] -> [m, fields] (one compiled program per m).
@@ -154,6 +155,9 @@ class Problem {
   using ProgramBuilder = std::function<std::vector<Var>(const ModelGraph&, Var points)>;
   // evaluate_expressions' program for these points' count and `expressions`.
   Program& expressions_program(const MatrixD& at, const std::vector<std::string>& expressions);
+  // Its outputs: `expressions` at the points, each [rows, 1].
+  ProgramBuilder expressions_builder(const std::vector<std::string>& expressions,
+                                     Eigen::Index rows) const;
 
   // The constructor's stages, in order.
   // Everything checkable before sampling: the mathematics, then the PINN's options.
@@ -219,6 +223,11 @@ class Problem {
   // `order` set for these points.
   Program& program(const std::string& key, const MatrixD& points, Eigen::Index value_columns,
                    const ProgramBuilder& build);
+  // A program's graph on `g`: the network (its rows in `layout`), every trainable constant (so
+  // that all of theta binds), the points input of `rows` rows (and the values input when
+  // value_columns > 0), and `build`'s outputs.
+  std::vector<Var> program_graph(Graph& g, const RowLayout& layout, Eigen::Index rows,
+                                 Eigen::Index value_columns, const ProgramBuilder& build) const;
   // Binds theta and `points` (with their mesh distances) and `values` to `p` and runs it (rows
   // in p.order).
   void run(Program& p, const Eigen::VectorXd& theta, const MatrixD& points,

@@ -68,8 +68,7 @@ class CudaRuntime final : public Runtime {
  public:
   CudaRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
     const auto t = Clock::now();
-    program_ = lower(module);
-    stats.recomputed = plan_memory_within(program_, options.memory_fraction);
+    program_ = lower_for(module, Backend::cuda, options, &stats.recomputed);
     const CudaSource source = render_cuda_source(program_);
     stats.lower_seconds = seconds_since(t);
     const auto build_start = Clock::now();

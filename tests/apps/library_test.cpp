@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/executable.h"
 #include "tests/apps/jetpde_cli.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/shell.h"
@@ -114,9 +115,10 @@ TEST_F(Library, TheCProgramGivesEvalsValuesBitForBit) {
   const Output x =
       jetpde("export " + run_ + " --library " + lib + " --block 128 --fields '" + fields + "'");
   ASSERT_EQ(x.status, 0) << x.text;
-  EXPECT_NE(x.text.find("wrote libmodel.so, model.h, modelConfig.cmake and model.cpp in " + lib +
-                        ": u, u_x, laplacian(u) at points (x, y) in fp64, 128 points a block"),
-            std::string::npos)
+  EXPECT_NE(
+      x.text.find("wrote libmodel.so, model.h, modelConfig.cmake and model.cpp in " + lib +
+                  ": u, u_x, laplacian(u) at points (x, y) in fp64 on the CPU, 128 points a block"),
+      std::string::npos)
       << x.text;
   for (const char* f : {"libmodel.so", "model.h", "modelConfig.cmake", "model.cpp"})
     EXPECT_TRUE(fs::exists(fs::path(lib) / f)) << f;
@@ -160,6 +162,65 @@ TEST_F(Library, TheFortranProgramBuiltWithCMakeGivesEvalsValuesBitForBit) {
   expect_same_bits(read_csv(c.text), eval("u"), "C through CMake");
 }
 
+#ifdef JETPDE_CUDA_LIBRARY_DIR
+// --device cuda: the same model as a library on device pointers, compiled by nvcc (for one
+// architecture here, to keep the test short). It exports only its C API, and
+// examples/library/main_cuda.c links it with nothing of jetpde's. With a GPU, the program's values
+// are `jetpde eval` on CUDA's bit for bit (the same kernels, the same cuBLAS calls); without one,
+// the library loads, and says so: no device.
+TEST_F(Library, TheCudaLibraryTakesDevicePointers) {
+  const std::string lib = path("lib"), fields = "u,u_x,laplacian(u)";
+  const Output x = jetpde("export " + run_ + " --library " + lib +
+                          " --block 128 --device cuda --cuda-arch sm_90 --fields '" + fields + "'");
+  ASSERT_EQ(x.status, 0) << x.text;
+  EXPECT_NE(x.text.find("wrote libmodel.so, model.h, modelConfig.cmake and model.cu in " + lib +
+                        ": u, u_x, laplacian(u) at points (x, y) in fp64 on the GPU (device "
+                        "pointers), 128 points a block"),
+            std::string::npos)
+      << x.text;
+  for (const char* f : {"libmodel.so", "model.h", "modelConfig.cmake", "model.cu"})
+    EXPECT_TRUE(fs::exists(fs::path(lib) / f)) << f;
+  for (const auto& e : fs::directory_iterator(lib))
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  const Output symbols = shell("nm -D --defined-only " + lib + "/libmodel.so");
+  ASSERT_EQ(symbols.status, 0) << symbols.text;
+  for (const char* f : {"model_cuda_create", "model_cuda_eval", "model_cuda_destroy",
+                        "model_cuda_error", "model_coordinates", "model_outputs"})
+    EXPECT_NE(symbols.text.find(f), std::string::npos) << f << " not exported:\n" << symbols.text;
+  EXPECT_EQ(symbols.text.find("jetpde_step"), std::string::npos) << symbols.text;
+
+  const Output bad =
+      jetpde("export " + run_ + " --library " + path("lib2") + " --device cuda --cuda-arch volta");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.text.find("--cuda-arch: 'volta' is not a GPU architecture (sm_XY or compute_XY"),
+            std::string::npos)
+      << bad.text;
+  EXPECT_FALSE(fs::exists(path("lib2") + "/libmodel.so"));
+
+  const std::string program = path("eval_cuda");
+  const Output cc =
+      shell("cc -std=c99 -Wall -Werror -o " + program + " " + std::string(JETPDE_SOURCE_DIR) +
+            "/examples/library/main_cuda.c -I" + lib + " -I" + JETPDE_CUDA_INCLUDE_DIR + " -L" +
+            lib + " -lmodel -L" + JETPDE_CUDA_LIBRARY_DIR + " -lcudart -Wl,-rpath," + lib + ":" +
+            JETPDE_CUDA_LIBRARY_DIR + " 2>&1");
+  ASSERT_EQ(cc.status, 0) << cc.text;
+  const Output c = shell(program + " < " + points_txt_ + " 2>&1");
+  std::string why;
+  if (!compiler::backend_can_run(compiler::Backend::cuda, {}, &why)) {
+    EXPECT_EQ(c.status, 3) << c.text;
+    EXPECT_NE(c.text.find("model_cuda_create: no CUDA device: "), std::string::npos) << c.text;
+    GTEST_SKIP() << "built and linked; not run (" << why << ")";
+  }
+  ASSERT_EQ(c.status, 0) << c.text;
+  const Output e = shell(std::string(JETPDE_BINARY) + " eval " + run_ + " --points " + points_csv_ +
+                         " --fields '" + fields +
+                         "' --precision fp64 --set device=cuda --set require_device=true "
+                         "2>/dev/null");
+  ASSERT_EQ(e.status, 0) << e.text;
+  expect_same_bits(read_csv(c.text), read_csv(e.text), "CUDA");
+}
+#endif
+
 TEST_F(Library, BadOptionsAreNamed) {
   const Output name = jetpde("export " + run_ + " --library " + path("lib") + " --name 2d-model");
   EXPECT_EQ(name.status, 1);
@@ -174,6 +235,9 @@ TEST_F(Library, BadOptionsAreNamed) {
   EXPECT_EQ(precision.status, 1);
   EXPECT_NE(precision.text.find("the library computes in fp64"), std::string::npos)
       << precision.text;
+  const Output arch = jetpde("export " + run_ + " --library " + path("lib") + " --cuda-arch sm_90");
+  EXPECT_EQ(arch.status, 1);
+  EXPECT_NE(arch.text.find("--cuda-arch goes with --device cuda"), std::string::npos) << arch.text;
   const Output field = jetpde("export " + run_ + " --library " + path("lib") + " --fields 'u_x+'");
   EXPECT_EQ(field.status, 1);
   EXPECT_NE(field.text.find("--fields: "), std::string::npos) << field.text;
