@@ -147,6 +147,10 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write("weights/slot", s.slot_weights);
   w.write("slot_losses", s.slot_losses);
   if (!s.causal_scales.empty()) w.write("weights/causal_scale", s.causal_scales);
+  if (s.runs_summed > 0) {
+    w.write("average/sum", as_vector(s.run_sum));
+    w.write_scalar("average/runs", std::int64_t{s.runs_summed});
+  }
   write_optimizer(w, s.optimizer);
   std::string names;
   for (const auto& [name, value] : s.inputs) {
@@ -177,6 +181,10 @@ solvers::TrainerState read_state(const std::string& f, int version) {
   s.slot_losses = read_dataset(f, "slot_losses").values;
   if (has_dataset(f, "weights/causal_scale"))
     s.causal_scales = read_dataset(f, "weights/causal_scale").values;
+  if (has_dataset(f, "average/runs")) {  // a stage averaging its runs (Stage::average)
+    s.runs_summed = static_cast<int>(read_int(f, "average/runs"));
+    s.run_sum = as_eigen(read_dataset(f, "average/sum").values);
+  }
   s.optimizer = version == 1 ? read_optimizer_v1(f) : read_optimizer(f);
   std::stringstream names(read_string_dataset(f, "inputs/names"));
   for (std::string name; std::getline(names, name);)

@@ -55,7 +55,10 @@ bool given(const YAML::Node& parent, const std::string& key) {
 // thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the polish and
 // then rose while the loss fell). The f32 L-BFGS stage keeps its one draw: restarting it every
 // 250 iterations cost advection 3x and Burgers' seed 2 2.7x its error, where Allen-Cahn's two
-// seeds split (bench/README.md, "Fresh points for the polish only").
+// seeds split (bench/README.md, "Fresh points for the polish only"). Each run on a draw still
+// fits that draw (the loss at the next draw's points, before fitting them, is 2-13x the run's
+// last), so the polish ends at the mean of its runs' ends (Stage::average; bench/README.md,
+// "The polish's runs averaged").
 constexpr int kQuasiNewtonDraw = 250;
 YAML::Node stages(int adam_steps, int polish_steps) {
   YAML::Node adam;
@@ -78,6 +81,7 @@ YAML::Node stages(int adam_steps, int polish_steps) {
   polish["function_tolerance"] = 0;
   polish["precision"] = "fp64";
   polish["resample_every"] = kQuasiNewtonDraw;
+  polish["average"] = true;
   YAML::Node list(YAML::NodeType::Sequence);
   list.push_back(adam);
   list.push_back(lbfgs);

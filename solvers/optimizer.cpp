@@ -139,7 +139,10 @@ std::vector<options::KeyPtr> rare_stage_keys() {
               0, options::key("resample_every", options::Key::Type::integer, "0",
                               "Draw the points again every this many steps of the stage; an "
                               "L-BFGS stage then starts afresh on them, its history dropped (0: "
-                              "as sampling.resample_every, which never applies to L-BFGS)."))};
+                              "as sampling.resample_every, which never applies to L-BFGS).")),
+          options::key("average", options::Key::Type::boolean, "false",
+                       "With resample_every on an L-BFGS stage: end at the mean of the "
+                       "parameters each run (one per draw) ended with, not at the last run's.")};
 }
 
 }  // namespace
@@ -174,6 +177,8 @@ Stage stage_from_values(const options::Values& values) {
     stage.time_share = options::as<double>(it->second);
   if (const auto it = values.find("resample_every"); it != values.end())
     stage.resample_every = options::as<int>(it->second);
+  if (const auto it = values.find("average"); it != values.end())
+    stage.average = options::as<bool>(it->second);
   const OptimizerKind& kind = optimizer_kind(stage.optimizer);
   if (kind.read_options) stage.options = kind.read_options(stage, values);
   return stage;

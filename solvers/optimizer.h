@@ -72,6 +72,10 @@ struct Stage {
   // history being of the old objective, so that a long quasi-Newton stage does not overfit one
   // draw. 0: as the run resamples (Adam stages), never in a line-search stage.
   int resample_every = 0;
+  // With resample_every on a line-search stage: the stage ends at the mean of the parameters its
+  // runs ended with (one run per draw) instead of the last run's, which fits its own draw of the
+  // points (Polyak averaging over the draws). Also when the time budget stops the stage.
+  bool average = false;
 
   // The options as T: the defaults when empty; UserError naming the stage when they are of
   // another type.

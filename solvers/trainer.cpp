@@ -54,6 +54,10 @@ Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weig
     if (s.resample_every < 0)
       throw UserError("trainer: stage '" + s.name + "': resampling every " +
                       std::to_string(s.resample_every) + " steps");
+    if (s.average && (s.resample_every == 0 || !s.line_search()))
+      throw UserError("trainer: stage '" + s.name +
+                      "': average needs resample_every on an L-BFGS stage (it averages the "
+                      "runs on the draws)");
     // Made now too (cheap: no state yet), so that a bad name or option fails before training.
     try {
       make_optimizer(s, objective_.layout());
@@ -395,6 +399,8 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   state.inputs = objective_.inputs();
   state.endings = endings_;
   state.seconds = run_offset_ + now_seconds() - started_;
+  state.run_sum = run_sum_;
+  state.runs_summed = runs_summed_;
   return state;
 }
 
@@ -415,6 +421,10 @@ void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
   if (state.theta.size() != objective_.layout().size())
     fail(std::to_string(state.theta.size()) + " parameters for a network with " +
          std::to_string(objective_.layout().size()));
+  if (state.runs_summed < 0 ||
+      (state.runs_summed > 0 && state.run_sum.size() != state.theta.size()))
+    fail("its sum of the runs' parameters (average) has " + std::to_string(state.run_sum.size()) +
+         " values for " + std::to_string(state.theta.size()) + " parameters");
   if (state.term_weights.size() != term_weights_.size() ||
       state.slot_weights.size() != objective_.weights().size() ||
       state.slot_losses.size() != objective_.weights().size())
@@ -516,9 +526,35 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     deadline = now + stage.time_share * std::max(0.0, stop_.max_seconds - now);
   }
   int done = stage.steps;  // steps the stage took (fewer when its time share ends it)
+  // Stage::average: each run's end is summed when the next draw begins; where the stage ends, its
+  // parameters become the mean over the runs (the current run's end being theta), validated again
+  // when the step's metrics were of the last run's.
+  const bool averaging = every > 0 && stage.average;
+  run_sum_ = start ? start->run_sum : Eigen::VectorXd();
+  runs_summed_ = start ? start->runs_summed : 0;
+  int averaged = 0;  // the runs the stage's parameters are the mean of (0: not averaged)
+  const auto average_runs = [&](bool revalidate) {
+    if (!averaging || runs_summed_ == 0) return;
+    averaged = runs_summed_ + 1;
+    theta = (run_sum_ + theta) / static_cast<double>(averaged);
+    run_sum_.resize(0);
+    runs_summed_ = 0;
+    if (revalidate && validation_ && !history_.empty() && !history_.back().metrics.empty()) {
+      last_metrics_ = validation_(theta);
+      history_.back().metrics = last_metrics_;
+    }
+  };
+  bool broke = false;  // the optimizer was done before a step
   for (int k = first; k < stage.steps; ++k) {
     if (resample_due(k)) {
       whole(nullptr);
+      if (averaging) {
+        if (runs_summed_ == 0)
+          run_sum_ = theta;
+        else
+          run_sum_ += theta;
+        ++runs_summed_;
+      }
       objective_.set_inputs(resampler_(step, theta));
       if (fixed_objective) {
         began = k;
@@ -562,7 +598,10 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       return false;
     }
     loss = s.loss;
-    if (s.kind == Optimizer::Step::Kind::done) break;
+    if (s.kind == Optimizer::Step::Kind::done) {
+      broke = true;
+      break;
+    }
     if (before_update) {
       std::swap(last_good, previous);
       std::swap(last_good_state, previous_state);
@@ -570,9 +609,14 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     ++step;
     const bool share_spent =
         deadline < INFINITY && k + 1 < stage.steps && now_seconds() - started_ >= deadline;
-    const bool last = final_stage && (k + 1 == stage.steps || optimizer->finished() || share_spent);
+    const bool stage_ends = k + 1 == stage.steps || optimizer->finished() || share_spent;
+    const bool last = final_stage && stage_ends;
+    if (stage_ends) average_runs(false);
     if (validation_ && (step % validation_every_ == 0 || last)) whole(nullptr);
     const Stop stop = after_step(info_now(step, stage.name, s.loss, s.learning_rate), theta, last);
+    // A spent budget ends the run (a resumed one goes on from the mean); an interrupt pauses it,
+    // and its resumption goes on averaging.
+    if (stop == Stop::time_limit) average_runs(true);
     // The state is copied (parameters, optimizer, point sets) only on the steps that save it.
     if (checkpoint_due(step, last || stop != Stop::none)) {
       OptimizerState optimizer_state = optimizer->state();
@@ -585,6 +629,9 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     if (stop != Stop::none) {
       end_exchange();
       set_stopped(stop, stage, step, s.loss, result);
+      if (averaged > 0)
+        result.message +=
+            " (the parameters the mean of the " + std::to_string(averaged) + " runs' ends)";
       return false;
     }
     if (share_spent) {
@@ -592,14 +639,26 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       break;
     }
   }
+  if (broke && averaging && runs_summed_ > 0) {
+    average_runs(true);
+    if (checkpointer_) {
+      TrainerState state = snapshot(step, static_cast<int>(si), stage.steps, theta);
+      state.optimizer = optimizer->state();
+      state.loss = loss;
+      checkpointer_(state);
+    }
+  }
   end_exchange();
-  endings_ += (endings_.empty() ? "" : "; ") + stage.name +
-              (stage.precision ? " (" + compiler::precision_name(*stage.precision) + ")" : "") +
-              ": " + optimizer->ending(done - began, loss) +
-              (began > 0 ? " in the last of " + std::to_string(began / every + 1) +
-                               " runs, each on points drawn anew"
-                         : "") +
-              (done < stage.steps ? " (its time share spent)" : "");
+  endings_ +=
+      (endings_.empty() ? "" : "; ") + stage.name +
+      (stage.precision ? " (" + compiler::precision_name(*stage.precision) + ")" : "") + ": " +
+      optimizer->ending(done - began, loss) +
+      (began > 0 ? " in the last of " + std::to_string(began / every + 1) +
+                       " runs, each on points drawn anew"
+                 : "") +
+      (averaged > 0 ? "; the parameters the mean of the " + std::to_string(averaged) + " runs' ends"
+                    : "") +
+      (done < stage.steps ? " (its time share spent)" : "");
   result.loss = loss;
   return true;
 }

@@ -137,9 +137,13 @@ struct TrainerState {
   int precision_switched_at = -1;     // precision auto: the step it went to fp32 at (-1: not)
   Bindings inputs;                    // by leaf name
   OptimizerState optimizer;           // of stages[stage]'s optimizer; empty: as constructed
-  std::string endings;                // how the stages before `stage` ended
-  double loss = 0;                    // the last step's
-  double seconds = 0;                 // training wall time of the whole run up to this state
+  // Stage::average: the sum of the parameters the stage's finished runs ended with, and their
+  // count (0: none yet).
+  Eigen::VectorXd run_sum;
+  int runs_summed = 0;
+  std::string endings;  // how the stages before `stage` ended
+  double loss = 0;      // the last step's
+  double seconds = 0;   // training wall time of the whole run up to this state
 };
 
 // When to stop before the stages end. Each stop happens after a whole step and checkpoints.
@@ -255,6 +259,9 @@ class Trainer {
   std::vector<StepInfo> history_;
   std::string endings_;
   Metrics last_metrics_;
+  // Stage::average in the stage that runs: the finished runs' parameters summed, their count.
+  Eigen::VectorXd run_sum_;
+  int runs_summed_ = 0;
   StopConditions stop_;
   double started_ = 0;
   double run_offset_ = 0;  // the resumed state's training seconds

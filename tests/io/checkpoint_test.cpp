@@ -80,6 +80,8 @@ TEST_F(Checkpoints, EveryPartRoundTripsBitForBit) {
   s.slot_weights = {0.5, 0.5, 10.0 / 3};
   s.slot_losses = {1e-300, 0.1, 2.5};
   s.causal_scales = {155.75, 1.0};
+  s.run_sum = Eigen::VectorXd::LinSpaced(7, 1.0 / 3, 3.0);  // an averaging stage's finished runs
+  s.runs_summed = 2;
   s.inputs = {{"interior", MatrixD::Random(5, 2)}, {"condition0", MatrixD::Random(3, 2)}};
   const MatrixD pairs = MatrixD::Random(2, 7);
   const Eigen::VectorXd g = Eigen::VectorXd::Random(7);
@@ -105,6 +107,8 @@ TEST_F(Checkpoints, EveryPartRoundTripsBitForBit) {
   EXPECT_EQ(t.slot_weights, s.slot_weights);
   EXPECT_EQ(t.slot_losses, s.slot_losses);
   EXPECT_EQ(t.causal_scales, s.causal_scales);
+  EXPECT_TRUE(t.run_sum == s.run_sum);
+  EXPECT_EQ(t.runs_summed, 2);
   ASSERT_EQ(t.inputs.size(), 2u);
   EXPECT_TRUE((t.inputs.at("interior") == s.inputs.at("interior")).all());
   EXPECT_TRUE((t.inputs.at("condition0") == s.inputs.at("condition0")).all());

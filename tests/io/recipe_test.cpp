@@ -82,6 +82,8 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_EQ(c.stages[0].resample_every, 0);
   EXPECT_EQ(c.stages[1].resample_every, 0);
   EXPECT_EQ(c.stages[2].resample_every, 250);
+  EXPECT_FALSE(c.stages[1].average);
+  EXPECT_TRUE(c.stages[2].average) << "the polish ends at the mean of its runs";
   EXPECT_TRUE(c.adaptive);
   EXPECT_EQ(c.resolved["training"]["recipe"].as<std::string>(), "auto");
   const std::string text = c.recipe.describe();

@@ -291,11 +291,11 @@ TEST(Soap, OptionsAndConfigKeys) {
                     "schedule: lr must be positive");
   std::vector<std::string> names;
   for (const auto& k : stage_keys("soap")) names.push_back(k->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"name", "optimizer", "steps", "learning_rate",
-                                             "schedule", "decay_rate", "decay_steps",
-                                             "min_learning_rate", "warmup_steps", "weight_decay",
-                                             "precondition_frequency", "max_precondition_dim",
-                                             "precision", "time_share", "resample_every"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "name", "optimizer", "steps", "learning_rate", "schedule", "decay_rate",
+                       "decay_steps", "min_learning_rate", "warmup_steps", "weight_decay",
+                       "precondition_frequency", "max_precondition_dim", "precision", "time_share",
+                       "resample_every", "average"}));
   const Stage s = stage_from_values({{"optimizer", std::string("soap")},
                                      {"steps", 100LL},
                                      {"learning_rate", 3e-3},

@@ -626,6 +626,73 @@ TEST(Trainer, AnLbfgsStageThatDrawsNewPointsRestartsOnEachDraw) {
                     "trainer: stage 'redraw': resampling every -1 steps");
 }
 
+// Stage::average: the L-BFGS stage that draws new points every 10 steps ends at the mean of its
+// three runs' ends (stage steps 10, 20 and 25 of the same run without averaging, which takes the
+// same steps: the mean is taken where the stage ends), and the last validation is of the mean.
+TEST(Trainer, AnAveragingStageEndsAtTheMeanOfItsRuns) {
+  const auto train = [](bool average, std::vector<Eigen::VectorXd>* ends,
+                        std::vector<StepInfo>* history) {
+    Poisson1d p;
+    Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+    obj.set_inputs(p.inputs());
+    const Stage adam{
+        .name = "adam", .steps = 20, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}};
+    const Stage redraw{
+        .name = "redraw",
+        .optimizer = "lbfgs",
+        .steps = 25,
+        .options = nn::LbfgsOptions{.gradient_tolerance = 0, .function_tolerance = 0},
+        .resample_every = 10,
+        .average = average};
+    Trainer trainer(obj, {adam, redraw});
+    trainer.resample_every(0, [](int step, const Eigen::VectorXd&) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(step));
+      std::uniform_real_distribution<double> u(0, 1);
+      MatrixD x(32, 1);
+      for (auto& v : x.reshaped()) v = u(rng);
+      return Bindings{{"x", x}};
+    });
+    trainer.validate_every(1000, [](const Eigen::VectorXd& theta) {
+      return Metrics{{"norm", theta.norm()}};
+    });
+    trainer.checkpoint_every(1, [&](const TrainerState& s) {
+      if (ends && s.stage == 1 && s.stage_step % 10 == 0) ends->push_back(s.theta);
+    });
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(3));
+    const TrainResult r = trainer.train(theta);
+    EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+    if (history) *history = trainer.history();
+    return std::pair{theta, r};
+  };
+  std::vector<Eigen::VectorXd> ends;
+  const auto [last, plain] = train(false, &ends, nullptr);
+  ASSERT_EQ(ends.size(), 2u);  // stage steps 10 and 20
+  std::vector<StepInfo> history;
+  const auto [mean, averaged] = train(true, nullptr, &history);
+  const Eigen::VectorXd want = (ends[0] + ends[1] + last) / 3.0;
+  EXPECT_TRUE(mean == want) << "max difference " << (mean - want).cwiseAbs().maxCoeff();
+  EXPECT_GT((mean - last).norm(), 1e-6) << "the runs ended apart";
+  EXPECT_EQ(averaged.steps, plain.steps);
+  EXPECT_NE(averaged.message.find("in the last of 3 runs, each on points drawn anew; the "
+                                  "parameters the mean of the 3 runs' ends"),
+            std::string::npos)
+      << averaged.message;
+  ASSERT_FALSE(history.empty());
+  EXPECT_EQ(history.back().metrics.at("norm"), mean.norm());
+  EXPECT_EQ(averaged.metrics.at("norm"), mean.norm());
+  // Only where there are runs to average.
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  expect_user_error(
+      [&] { Trainer(obj, {Stage{.optimizer = "lbfgs", .steps = 5, .average = true}}); },
+      "trainer: stage 'adam': average needs resample_every on an L-BFGS stage (it averages the "
+      "runs on the draws)");
+  expect_user_error(
+      [&] { Trainer(obj, {Stage{.steps = 5, .resample_every = 2, .average = true}}); },
+      "trainer: stage 'adam': average needs resample_every on an L-BFGS stage (it averages the "
+      "runs on the draws)");
+}
+
 // A run stopped after any checkpoint and resumed in a fresh objective and trainer ends with the
 // same parameters, bit for bit, as the run that never stopped: in an Adam stage (moments, weights
 // updated by annealing, points resampled) and in an L-BFGS stage (its history).
@@ -639,7 +706,9 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
   };
   // The last stage draws new points every 10 of its steps and restarts L-BFGS on them: it has
   // checkpoints inside its first run (stage step 5), on a draw (10) and inside its last run (25,
-  // where the restored L-BFGS has the 10 iterations left as its limit, as the one that ran).
+  // where the restored L-BFGS has the 10 iterations left as its limit, as the one that ran). It
+  // ends at the mean of its runs (Stage::average): from stage step 15 on, the checkpoints carry
+  // the sum of the runs that ended.
   const std::vector<Stage> stages{
       {.name = "adam", .steps = 40, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
       {.name = "lbfgs", .optimizer = "lbfgs", .steps = 30},
@@ -647,7 +716,8 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
        .optimizer = "lbfgs",
        .steps = 30,
        .options = nn::LbfgsOptions{.gradient_tolerance = 0, .function_tolerance = 0},
-       .resample_every = 10}};
+       .resample_every = 10,
+       .average = true}};
   const Weighting weighting{.kind = Weighting::Kind::annealing, .initial = {1.0, 10.0}, .every = 5};
   const auto run = [&](const TrainerState* resume, std::vector<TrainerState>* saved) {
     Poisson1d p;
@@ -671,6 +741,8 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
   EXPECT_GT(saved[11].optimizer.get<MatrixD>("s").rows(), 0);
   ASSERT_EQ(saved[18].stage, 2);
   EXPECT_EQ(saved[18].stage_step, 25);
+  EXPECT_EQ(saved[18].runs_summed, 2);  // the runs that ended at stage steps 10 and 20
+  EXPECT_EQ(saved[15].runs_summed, 0);  // stage step 10: the draw comes after it
   EXPECT_NE(full_result.message.find("redraw: iteration limit (10) reached"), std::string::npos)
       << full_result.message;
   for (const std::size_t k : {3u, 7u, 11u, 14u, 15u, 18u}) {
