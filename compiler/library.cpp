@@ -109,6 +109,45 @@ const Buffer& checked_input(const Program& program, const LibrarySpec& spec) {
   return in;
 }
 
+std::vector<EmbeddedBuffer> embed_buffers(std::ostream& os, const Program& program,
+                                          const std::map<std::string, MatrixD>& values) {
+  std::vector<EmbeddedBuffer> out;
+  for (std::size_t i = 0; i < program.buffers.size(); ++i) {
+    const Buffer& b = program.buffers[i];
+    if ((b.kind != Buffer::Kind::Param && b.kind != Buffer::Kind::Constant) || b.offset < 0)
+      continue;
+    const std::vector<double> data = buffer_values(b, values);
+    os << "static const double jp_data" << i << "[" << std::max<std::size_t>(1, data.size())
+       << "] = {";
+    for (std::size_t k = 0; k < data.size(); ++k)
+      os << (k % 4 ? " " : "\n  ") << c_literal(data[k], DType::f64) << ",";
+    os << "\n};  // " << (b.name.empty() ? "constant" : b.name) << "\n";
+    out.push_back({.buffer = i, .offset = b.offset, .bytes = b.bytes()});
+  }
+  return out;
+}
+
+std::string name_functions(const LibrarySpec& spec) {
+  return "extern \"C\" const char* " + spec.name + "_coordinates(void) { return " +
+         quoted(joined(spec.coordinates, ",")) + "; }\n" + "extern \"C\" const char* " + spec.name +
+         "_outputs(void) { return " + quoted(joined(spec.outputs, ",")) + "; }\n";
+}
+
+std::string header_body(const LibrarySpec& spec, const std::string& declarations) {
+  const std::string n = spec.name, N = upper(spec.name);
+  std::ostringstream os;
+  os << "#ifndef " << N << "_H\n#define " << N << "_H\n\n"
+     << "#define " << N << "_COORDINATES " << spec.coordinates.size() << "\n"
+     << "#define " << N << "_OUTPUTS " << spec.outputs.size() << "\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << declarations << "/* \"" << joined(spec.coordinates, ",") << "\" and \""
+     << joined(spec.outputs, ",") << "\" */\n"
+     << "const char* " << n << "_coordinates(void);\n"
+     << "const char* " << n << "_outputs(void);\n\n"
+     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+  return os.str();
+}
+
 }  // namespace library_detail
 
 namespace {
@@ -157,18 +196,9 @@ std::string render_library_source(const Program& program,
         "                              int ldb, double beta, double* c, int ldc);\n\n";
   // The parameters and constants, exactly (hexadecimal literals), and where they go.
   std::ostringstream init;
-  for (std::size_t i = 0; i < program.buffers.size(); ++i) {
-    const Buffer& b = program.buffers[i];
-    if ((b.kind != Buffer::Kind::Param && b.kind != Buffer::Kind::Constant) || b.offset < 0)
-      continue;
-    const std::vector<double> data = buffer_values(b, values);
-    os << "static const double jp_data" << i << "[" << std::max<std::size_t>(1, data.size())
-       << "] = {";
-    for (std::size_t k = 0; k < data.size(); ++k)
-      os << (k % 4 ? " " : "\n  ") << c_literal(data[k], DType::f64) << ",";
-    os << "\n};  // " << (b.name.empty() ? "constant" : b.name) << "\n";
-    init << "  std::memcpy(arena + " << b.offset << ", jp_data" << i << ", " << b.bytes() << ");\n";
-  }
+  for (const EmbeddedBuffer& e : embed_buffers(os, program, values))
+    init << "  std::memcpy(arena + " << e.offset << ", jp_data" << e.buffer << ", " << e.bytes
+         << ");\n";
   os << "\nstatic void jp_parameters(char* arena) {\n" << init.str() << "}\n\n";
   os << "static void jp_run(char* arena) {\n";
   for (std::size_t s = 0; s < program.steps.size(); ++s) {
@@ -217,11 +247,7 @@ std::string render_library_source(const Program& program,
        << "] = " << c_element(program, v, false) << ";\n"
        << "    }\n";
   }
-  os << "  }\n  std::free(arena);\n  return 0;\n}\n\n";
-  os << "extern \"C\" const char* " << fn << "_coordinates(void) { return "
-     << quoted(joined(spec.coordinates, ",")) << "; }\n";
-  os << "extern \"C\" const char* " << fn << "_outputs(void) { return "
-     << quoted(joined(spec.outputs, ",")) << "; }\n";
+  os << "  }\n  std::free(arena);\n  return 0;\n}\n\n" << name_functions(spec);
   return os.str();
 }
 
@@ -248,16 +274,7 @@ std::string render_library_header(const LibrarySpec& spec, std::int64_t block_ro
      << " * From Fortran: bind(C, name=\"" << n << "_eval\") with points(" << N
      << "_COORDINATES, n) and out(" << N << "_OUTPUTS, n).\n"
      << " */\n"
-     << "#ifndef " << N << "_H\n#define " << N << "_H\n\n"
-     << "#define " << N << "_COORDINATES " << spec.coordinates.size() << "\n"
-     << "#define " << N << "_OUTPUTS " << spec.outputs.size() << "\n\n"
-     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-     << "int " << n << "_eval(const double* points, long n, double* out);\n"
-     << "/* \"" << joined(spec.coordinates, ",") << "\" and \"" << joined(spec.outputs, ",")
-     << "\" */\n"
-     << "const char* " << n << "_coordinates(void);\n"
-     << "const char* " << n << "_outputs(void);\n\n"
-     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+     << header_body(spec, "int " + n + "_eval(const double* points, long n, double* out);\n");
   return os.str();
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,20 @@ const Buffer& checked_input(const Program& program, const LibrarySpec& spec);
 std::vector<double> buffer_values(const Buffer& b, const std::map<std::string, MatrixD>& values);
 // `text` written to `path` under a temporary name, then renamed.
 void write_atomically(const std::string& path, const std::string& text);
+// Where a parameter's or constant's literal array goes: `jp_data<buffer>` to `offset`.
+struct EmbeddedBuffer {
+  std::size_t buffer = 0;
+  std::int64_t offset = 0, bytes = 0;
+};
+// Every Param and Constant buffer the program places as `static const double jp_data<i>[]` of its
+// exact values (hexadecimal literals), appended to `os`.
+std::vector<EmbeddedBuffer> embed_buffers(std::ostream& os, const Program& program,
+                                          const std::map<std::string, MatrixD>& values);
+// The library's <name>_coordinates() and <name>_outputs() definitions.
+std::string name_functions(const LibrarySpec& spec);
+// The header after its comment: the guard, the counts as macros, `declarations` (the backend's
+// entry points) and <name>_coordinates / <name>_outputs in extern "C".
+std::string header_body(const LibrarySpec& spec, const std::string& declarations);
 std::string joined(const std::vector<std::string>& v, const std::string& sep);
 std::string quoted(const std::string& s);  // a C string literal
 std::string upper(std::string s);

@@ -119,20 +119,10 @@ std::string render_cuda_library_source(const Program& program,
 
   // The parameters and constants, exactly, and where they go in the arena.
   std::ostringstream table;
-  std::int64_t parameter_count = 0;
-  for (std::size_t i = 0; i < program.buffers.size(); ++i) {
-    const Buffer& b = program.buffers[i];
-    if ((b.kind != Buffer::Kind::Param && b.kind != Buffer::Kind::Constant) || b.offset < 0)
-      continue;
-    const std::vector<double> data = buffer_values(b, values);
-    os << "static const double jp_data" << i << "[" << std::max<std::size_t>(1, data.size())
-       << "] = {";
-    for (std::size_t k = 0; k < data.size(); ++k)
-      os << (k % 4 ? " " : "\n  ") << c_literal(data[k], DType::f64) << ",";
-    os << "\n};  // " << (b.name.empty() ? "constant" : b.name) << "\n";
-    table << "  {" << b.offset << ", jp_data" << i << ", " << b.bytes() << "},\n";
-    ++parameter_count;
-  }
+  const std::vector<EmbeddedBuffer> embedded = embed_buffers(os, program, values);
+  for (const EmbeddedBuffer& e : embedded)
+    table << "  {" << e.offset << ", jp_data" << e.buffer << ", " << e.bytes << "},\n";
+  const auto parameter_count = embedded.size();
   os << "\nstruct jp_parameter {\n  long offset;\n  const double* data;\n  unsigned long "
         "bytes;\n};\n"
      << "static const jp_parameter jp_parameters[] = {\n"
@@ -267,11 +257,8 @@ std::string render_cuda_library_source(const Program& program,
      << "  if (previous != model->device) cudaSetDevice(previous);\n"
      << "  return status;\n}\n\n";
 
-  os << "extern \"C\" const char* " << fn << "_cuda_error(void) { return jp_error; }\n";
-  os << "extern \"C\" const char* " << fn << "_coordinates(void) { return "
-     << quoted(joined(spec.coordinates, ",")) << "; }\n";
-  os << "extern \"C\" const char* " << fn << "_outputs(void) { return "
-     << quoted(joined(spec.outputs, ",")) << "; }\n";
+  os << "extern \"C\" const char* " << fn << "_cuda_error(void) { return jp_error; }\n"
+     << name_functions(spec);
   return os.str();
 }
 
@@ -312,21 +299,13 @@ std::string render_cuda_library_header(const LibrarySpec& spec, std::int64_t blo
      << " * From Fortran: bind(C) with type(c_ptr), value for the model, the device arrays and "
         "the stream.\n"
      << " */\n"
-     << "#ifndef " << N << "_H\n#define " << N << "_H\n\n"
-     << "#define " << N << "_COORDINATES " << spec.coordinates.size() << "\n"
-     << "#define " << N << "_OUTPUTS " << spec.outputs.size() << "\n\n"
-     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-     << "typedef struct " << n << "_cuda " << n << "_cuda;\n\n"
-     << "int " << n << "_cuda_create(" << n << "_cuda** model);\n"
-     << "int " << n << "_cuda_eval(" << n
-     << "_cuda* model, const double* points, long n, double* out, void* stream);\n"
-     << "void " << n << "_cuda_destroy(" << n << "_cuda* model);\n"
-     << "const char* " << n << "_cuda_error(void);\n"
-     << "/* \"" << joined(spec.coordinates, ",") << "\" and \"" << joined(spec.outputs, ",")
-     << "\" */\n"
-     << "const char* " << n << "_coordinates(void);\n"
-     << "const char* " << n << "_outputs(void);\n\n"
-     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+     << header_body(spec, "typedef struct " + n + "_cuda " + n + "_cuda;\n\n" + "int " + n +
+                              "_cuda_create(" + n + "_cuda** model);\n" + "int " + n +
+                              "_cuda_eval(" + n +
+                              "_cuda* model, const double* points, long n, double* out, void* "
+                              "stream);\n" +
+                              "void " + n + "_cuda_destroy(" + n + "_cuda* model);\n" +
+                              "const char* " + n + "_cuda_error(void);\n");
   return os.str();
 }
 
