@@ -7,8 +7,9 @@
 //
 // The compiled executors (cpu; cuda, where built and a GPU is present) also report the compile
 // time cold (an empty cache) and from the cache, the kernel and GEMM counts, the arena, the split
-// of a step between GEMMs and kernels, and the rate their stacked GEMMs reach (the SGEMM rate
-// printed beside them is this CPU's, measured in the same run).
+// of a step between GEMMs and kernels run whole and the tiled regions (compiler/program.h; tile
+// size from JETPDE_TILE_ROWS, 0 for none), and the rate the GEMMs run whole reach (the SGEMM
+// rate printed beside them is this CPU's, measured in the same run).
 //
 // And each compiled step's distance from this machine's limit: the step's GEMM FLOPs at the
 // machine's GEMM rate (2048^3 SGEMM; DGEMM for fp64) plus the memory a step cannot avoid at the
@@ -119,6 +120,10 @@ struct Result {
   int kernels = 0, gemms = 0, native_bf16_gemms = 0;
   std::int64_t arena_bytes = 0;
   double gemm_seconds = 0, kernel_seconds = 0, gemm_gflops = 0;
+  // Tiled regions (compiler/program.h): their steps' time, apart from the GEMMs and kernels
+  // run whole, and how many steps they hold.
+  double tiled_seconds = 0;
+  int tiled_steps = 0;
   // The limit (see the top of this file).
   double gemm_flops = 0, min_bytes = 0;
   double limit_gemm_seconds = 0, limit_memory_seconds = 0;
@@ -184,26 +189,38 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
     r.step_seconds.push_back(seconds_since(start));
   }
   r.loss = exe.output(0)(0, 0);
-  std::vector<double> gemm, kernel;
-  double flops = 0;
+  std::vector<double> gemm, kernel, tiled;
+  double flops = 0, whole_flops = 0;  // all GEMMs'; those run whole (outside tiled regions)
   for (int s = 0; s < o.steps; ++s) {
     const std::vector<double> t = exe.run_timed();
-    double g = 0, k = 0;
+    double g = 0, k = 0, tl = 0;
     for (std::size_t i = 0; i < t.size(); ++i) {
       const auto& op = exe.program().steps[i].op;
-      if (const auto* gm = std::get_if<compiler::Gemm>(&op)) {
+      bool in_region = false;
+      for (const compiler::TiledRegion& region : exe.program().regions)
+        in_region =
+            in_region || (static_cast<int>(i) >= region.first && static_cast<int>(i) < region.last);
+      const auto* gm = std::get_if<compiler::Gemm>(&op);
+      if (gm && s == 0) flops += gemm_flops(*gm);
+      if (in_region) {
+        tl += t[i];  // a region's time is its first step's
+      } else if (gm) {
         g += t[i];
-        if (s == 0) flops += gemm_flops(*gm);
+        if (s == 0) whole_flops += gemm_flops(*gm);
       } else {
         k += t[i];
       }
     }
     gemm.push_back(g);
     kernel.push_back(k);
+    tiled.push_back(tl);
   }
   r.gemm_seconds = median(gemm);
   r.kernel_seconds = median(kernel);
-  r.gemm_gflops = flops / r.gemm_seconds * 1e-9;
+  r.tiled_seconds = median(tiled);
+  for (const compiler::TiledRegion& region : exe.program().regions)
+    r.tiled_steps += region.last - region.first;
+  r.gemm_gflops = r.gemm_seconds > 0 ? whole_flops / r.gemm_seconds * 1e-9 : 0.0;
   r.gemm_flops = flops;
   return r;
 }
@@ -351,10 +368,10 @@ void print_facts(const Options& o, const Machine& m) {
           ? "native where both operands are bf16 (oneDNN matmul, AVX512-BF16/AMX; column bf16)"
           : "emulated (f32 GEMMs on bf16-rounded operands)");
   std::cout << "steps: 1 warm-up + " << o.steps << " timed (median reported)\n\n";
-  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %7s %8s %5s %9s %9s %7s\n",
+  std::printf("%-12s %-11s %6s %7s %10s %11s %9s %9s %7s %6s %8s %8s %8s %7s %8s %5s %9s %9s %7s\n",
               "workload", "executor", "points", "streams", "s/step", "points/s", "cold s",
-              "cached s", "kernels", "gemms", "gemm s", "kern s", "GFLOP/s", "arena MB", "bf16",
-              "limit s", "min MB", "x limit");
+              "cached s", "kernels", "gemms", "gemm s", "kern s", "tiled s", "GFLOP/s", "arena MB",
+              "bf16", "limit s", "min MB", "x limit");
   std::fflush(stdout);
 }
 
@@ -365,10 +382,10 @@ void print_row(const Result& r) {
               r.name.c_str(), r.executor.c_str(), r.points, r.streams, r.median_seconds,
               r.points_per_second);
   if (r.executor != "interpreter")
-    std::printf(fast ? " %9.3f %9.4f %7d %6d %8.6f %8.6f %7.1f %8.1f %5d"
-                     : " %9.3f %9.4f %7d %6d %8.4f %8.4f %7.1f %8.1f %5d",
+    std::printf(fast ? " %9.3f %9.4f %7d %6d %8.6f %8.6f %8.6f %7.1f %8.1f %5d"
+                     : " %9.3f %9.4f %7d %6d %8.4f %8.4f %8.4f %7.1f %8.1f %5d",
                 r.compile_cold_seconds, r.compile_cached_seconds, r.kernels, r.gemms,
-                r.gemm_seconds, r.kernel_seconds, r.gemm_gflops,
+                r.gemm_seconds, r.kernel_seconds, r.tiled_seconds, r.gemm_gflops,
                 static_cast<double>(r.arena_bytes) / (1 << 20), r.native_bf16_gemms);
   if (r.limit_seconds() > 0)
     std::printf(fast ? " %9.6f %9.1f %7.2f" : " %9.4f %9.1f %7.2f", r.limit_seconds(),
@@ -420,7 +437,8 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
           << r.kernels << R"(, "gemms": )" << r.gemms << R"(, "native_bf16_gemms": )"
           << r.native_bf16_gemms << R"(, "arena_bytes": )" << r.arena_bytes
           << R"(, "gemm_seconds": )" << r.gemm_seconds << R"(, "kernel_seconds": )"
-          << r.kernel_seconds << R"(, "gemm_gflops": )" << r.gemm_gflops;
+          << r.kernel_seconds << R"(, "tiled_seconds": )" << r.tiled_seconds
+          << R"(, "tiled_steps": )" << r.tiled_steps << R"(, "gemm_gflops": )" << r.gemm_gflops;
     if (r.limit_seconds() > 0)
       out << R"(, "gemm_flops": )" << r.gemm_flops << R"(, "min_bytes": )" << r.min_bytes
           << R"(, "limit_gemm_seconds": )" << r.limit_gemm_seconds

@@ -18,6 +18,12 @@ void sgemm_row_major(bool transpose_a, bool transpose_b, std::int64_t m, std::in
 // "oneDNN 2.6.3" or "OpenBLAS 0.3.21 (OpenMP)": for reports.
 const char* sgemm_library();
 
+// Whether sgemm_row_major may be called from every thread of an OpenMP team at once, each call
+// running on its caller alone (oneDNN's does, inside a parallel region; OpenBLAS's pthread build
+// would start threads of its own), and jetpde was built with OpenMP: the CPU runtime's tiled
+// regions need both (program.h, TiledRegion).
+bool sgemm_runs_per_thread();
+
 // A bf16 x bf16 -> f32 GEMM with 16-bit instructions: oneDNN's matmul, where jetpde was built
 // with oneDNN and the CPU has AVX512-BF16 or AMX-BF16 (its implementation then multiplies bf16
 // pairs with dot-product instructions and accumulates in f32). Operands are raw bf16 bit patterns.

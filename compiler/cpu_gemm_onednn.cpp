@@ -19,6 +19,14 @@ void sgemm_row_major(bool transpose_a, bool transpose_b, std::int64_t m, std::in
     throw InternalError("dnnl_sgemm failed with status " + std::to_string(status));
 }
 
+bool sgemm_runs_per_thread() {
+#if defined(JETPDE_COMPILER_OPENMP)
+  return true;
+#else
+  return false;
+#endif
+}
+
 const char* sgemm_library() {
   static const std::string name = [] {
     const dnnl_version_t* v = dnnl_version();

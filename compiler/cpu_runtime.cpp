@@ -7,6 +7,10 @@
 #include <type_traits>
 #include <unordered_map>
 
+#if defined(JETPDE_COMPILER_OPENMP)
+#include <omp.h>
+#endif
+
 #include "autodiff/errors.h"
 #include "autodiff/interpreter.h"
 #include "compiler/cpu_compiler.h"
@@ -24,6 +28,8 @@ double seconds_since(Clock::time_point t) {
 }
 
 using KernelFn = void (*)(char*);
+using RowsFn = void (*)(char*, long, long, double*);
+using RowSumsFn = void (*)(char*, const double*, long, int);
 
 template <class T>
 T* address(char* arena, const Program& p, const View& v) {
@@ -57,6 +63,21 @@ void run_sgemm(char* arena, const Program& p, const Gemm& g) {
   } else {
     sgemm_row_major(true, g.transpose_b, m, n, k, a, lda, b, ldb, 0.0f, c, ldc);
   }
+}
+
+// Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (f32, no transposed a:
+// tileable() in tile_regions.cpp), on the calling thread.
+void run_sgemm_tile(char* arena, const Program& p, const Gemm& g, std::int64_t points,
+                    std::int64_t i0, std::int64_t i1) {
+  const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
+  const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
+  const auto ldc = p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
+  const float* a = address<float>(arena, p, g.a);
+  const float* b = address<float>(arena, p, g.b);
+  float* c = address<float>(arena, p, g.c);
+  for (std::int64_t r = i0; r < g.c.shape.rows; r += points)
+    sgemm_row_major(false, g.transpose_b, i1 - i0, g.c.shape.cols, g.a.shape.cols, a + r * lda, lda,
+                    b, ldb, 0.0f, c + r * ldc, ldc);
 }
 
 void run_dgemm(char* arena, const Program& p, const Gemm& g) {
@@ -147,6 +168,7 @@ class CpuRuntime final : public Runtime {
     stats.build_seconds = build.seconds;
     stats.cache_hit = build.cache_hit;
     kernels_.assign(program_.steps.size(), nullptr);
+    prepare_regions();
     bf16_gemms_.resize(program_.steps.size());
     for (std::size_t s = 0; s < program_.steps.size(); ++s) {
       if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
@@ -182,15 +204,18 @@ class CpuRuntime final : public Runtime {
   }
 
   void run() override {
-    for (std::size_t s = 0; s < program_.steps.size(); ++s) step(s);
+    for (std::size_t s = 0; s < program_.steps.size();) s = step(s);
   }
 
+  // A tiled region's time is its first step's; its other steps read 0.
   std::vector<double> run_timed() override {
     std::vector<double> seconds;
-    for (std::size_t s = 0; s < program_.steps.size(); ++s) {
+    for (std::size_t s = 0; s < program_.steps.size();) {
       const auto t = Clock::now();
-      step(s);
+      const std::size_t next = step(s);
       seconds.push_back(seconds_since(t));
+      seconds.resize(next, 0.0);
+      s = next;
     }
     return seconds;
   }
@@ -206,11 +231,93 @@ class CpuRuntime final : public Runtime {
   const Program* program() const override { return &program_; }
 
  private:
-  void step(std::size_t s) {
+  // Runs step s, or the tiled region starting there; returns the next step to run.
+  std::size_t step(std::size_t s) {
+    if (region_at_[s] >= 0) {
+      run_region(regions_[static_cast<std::size_t>(region_at_[s])]);
+      return static_cast<std::size_t>(regions_[static_cast<std::size_t>(region_at_[s])].r.last);
+    }
     if (kernels_[s])
       kernels_[s](arena_);
     else
       run_gemm(arena_, program_, std::get<Gemm>(program_.steps[s].op), bf16_gemms_[s].get());
+    return s + 1;
+  }
+
+  // A tiled region's entry points: each kernel's rows function and row sums (where it sums over
+  // rows) with the offset of its accumulators in a thread's block of `stride` doubles.
+  struct RegionRun {
+    TiledRegion r;
+    std::vector<RowsFn> rows;         // by step - r.first; null for GEMMs
+    std::vector<RowSumsFn> row_sums;  // null where the kernel sums no rows
+    std::vector<std::int64_t> at;     // accumulator offsets
+    std::int64_t stride = 0;
+    std::vector<double> partial;  // threads x stride
+  };
+
+  void prepare_regions() {
+    region_at_.assign(program_.steps.size(), -1);
+    for (const TiledRegion& r : program_.regions) {
+      RegionRun run{r, {}, {}, {}, 0, {}};
+      for (int s = r.first; s < r.last; ++s) {
+        const auto* k = std::get_if<Kernel>(&program_.steps[static_cast<std::size_t>(s)].op);
+        run.rows.push_back(k ? reinterpret_cast<RowsFn>(object_->symbol(kernel_symbol(s) + "_rows"))
+                             : nullptr);
+        bool sums = false;
+        if (k)
+          for (const auto& red : k->reductions) sums = sums || red.over_rows;
+        run.row_sums.push_back(
+            sums ? reinterpret_cast<RowSumsFn>(object_->symbol(kernel_symbol(s) + "_row_sums"))
+                 : nullptr);
+        run.at.push_back(run.stride);
+        if (sums) run.stride += k->domain.cols * static_cast<std::int64_t>(k->reductions.size());
+      }
+      region_at_[static_cast<std::size_t>(r.first)] = static_cast<int>(regions_.size());
+      regions_.push_back(std::move(run));
+    }
+  }
+
+  // Tile after tile, each running the region's steps on its points; tiles split statically among
+  // the threads (each thread's tiles in order), row sums per thread, added in thread order.
+  void run_region(RegionRun& run) {
+#if defined(JETPDE_COMPILER_OPENMP)
+    const int nt = omp_get_max_threads();
+#else
+    const int nt = 1;
+#endif
+    run.partial.assign(static_cast<std::size_t>(nt * run.stride), 0.0);
+    const TiledRegion& r = run.r;
+    const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
+    char* arena = arena_;
+    const Program& p = program_;
+#if defined(JETPDE_COMPILER_OPENMP)
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+#if defined(JETPDE_COMPILER_OPENMP)
+      double* acc =
+          run.partial.data() + static_cast<std::int64_t>(omp_get_thread_num()) * run.stride;
+#pragma omp for schedule(static)
+#else
+      double* acc = run.partial.data();
+#endif
+      for (std::int64_t t = 0; t < tiles; ++t) {
+        const std::int64_t i0 = t * r.tile, i1 = std::min(r.points, i0 + r.tile);
+        for (int s = r.first; s < r.last; ++s) {
+          const auto at = static_cast<std::size_t>(s - r.first);
+          if (run.rows[at])
+            run.rows[at](arena, i0, i1, acc + run.at[at]);
+          else
+            run_sgemm_tile(arena, p, std::get<Gemm>(p.steps[static_cast<std::size_t>(s)].op),
+                           r.points, i0, i1);
+        }
+      }
+    }
+    for (int s = r.first; s < r.last; ++s) {
+      const auto at = static_cast<std::size_t>(s - r.first);
+      if (run.row_sums[at])
+        run.row_sums[at](arena, run.partial.data() + run.at[at], run.stride, nt);
+    }
   }
 
   void store(const Buffer& b, const MatrixD& value) {
@@ -226,6 +333,8 @@ class CpuRuntime final : public Runtime {
   std::shared_ptr<SharedObject> object_;
   std::vector<KernelFn> kernels_;                      // by step; null for GEMMs
   std::vector<std::unique_ptr<Bf16Gemm>> bf16_gemms_;  // by step; set for native bf16 GEMMs
+  std::vector<RegionRun> regions_;
+  std::vector<int> region_at_;  // by step: the region starting there, else -1
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;
 };

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -151,7 +152,25 @@ Program lower_for(const Module& module, Backend backend, const CompileOptions& o
     pack_bf16_gemm_operands(program);
   const int n = plan_memory_within(program, options.memory_fraction);
   if (recomputed) *recomputed = n;
+  // Tiled regions on the CPU, where its sgemm runs per thread. Not under a memory budget: a region
+  // keeps its buffers live through all its steps, which the budget's plan did not count.
+  if (backend == Backend::cpu && options.memory_fraction >= 1.0 && sgemm_runs_per_thread() &&
+      find_tiled_regions(program, tile_rows(options.cpu)) > 0)
+    plan_memory(program);
   return program;
+}
+
+std::int64_t tile_rows(const CpuCompileOptions& options) {
+  if (options.tile_rows != 0) return options.tile_rows;
+  if (const char* env = std::getenv("JETPDE_TILE_ROWS"); env && *env) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0')
+      throw UserError(std::string("JETPDE_TILE_ROWS: '") + env +
+                      "' is not a whole number (points per tile; 0 or less: no tiling)");
+    return v > 0 ? v : -1;
+  }
+  return kTileRows;
 }
 
 Program plan_program(std::span<const Var> outputs, const CompileOptions& options) {

@@ -16,8 +16,15 @@ namespace jetpde::compiler {
 Program lower(const Module& module);
 
 // Assigns arena offsets: buffers whose lifetimes (first to last step using them) overlap never
-// overlap in memory; others may share it. Inputs, params and constants live throughout.
+// overlap in memory; others may share it. Inputs, params and constants live throughout. A buffer
+// used in a tiled region lives through the whole region (its tiles run the steps interleaved).
 void plan_memory(Program& program);
+
+// Marks the tiled regions of a program (program.h, TiledRegion; tile_regions.cpp): maximal runs of
+// steps, at least one GEMM and one kernel, that work row by row over the same points, with tiles
+// of `tile` points (none when tile <= 0 or a region would have fewer than two tiles). Replaces
+// program.regions; the memory must be planned again after it. Returns how many it marked.
+int find_tiled_regions(Program& program, std::int64_t tile);
 
 // Rematerialization (remat.cpp): while the planned arena exceeds `target_bytes`, a temporary live
 // across the step with the most bytes live, stored whole by one kernel whose loads are live and

@@ -4,7 +4,7 @@
 // constants and outputs live throughout. Buffers are placed largest first at the lowest
 // 64-byte-aligned offset that overlaps no placed buffer whose lifetime overlaps theirs (the
 // greedy-by-size heuristic of TFLite's arena planner). Lifetimes are closed intervals, so a step
-// never writes a buffer in the memory of one it reads.
+// never writes a buffer in the memory of one it reads; a tiled region counts as one step.
 #include <algorithm>
 #include <numeric>
 
@@ -48,6 +48,14 @@ void plan_memory(Program& p) {
       last[static_cast<std::size_t>(v.buffer)] =
           std::max(last[static_cast<std::size_t>(v.buffer)], s);
     });
+  // Tiles interleave a region's steps: what any of them uses lives through all of them.
+  for (const TiledRegion& r : p.regions)
+    for (int s = r.first; s < r.last; ++s)
+      for_each_view(p.steps[static_cast<std::size_t>(s)], [&](const View& v) {
+        const auto b = static_cast<std::size_t>(v.buffer);
+        first[b] = std::min(first[b], r.first);
+        last[b] = std::max(last[b], r.last - 1);
+      });
   for (std::size_t b = 0; b < n; ++b)
     if (p.buffers[b].kind != Buffer::Kind::Temp) first[b] = -1, last[b] = last_step;
   for (const View& v : p.outputs) last[static_cast<std::size_t>(v.buffer)] = last_step;

@@ -76,6 +76,9 @@ std::string Program::to_text() const {
          << " @ " << view_text(g.b) << (g.transpose_b ? "'" : "") << "\n";
     }
   }
+  for (const TiledRegion& r : regions)
+    os << "tiled steps " << r.first << ".." << r.last - 1 << ": " << r.points
+       << " points, tiles of " << r.tile << "\n";
   os << "outputs:";
   for (const View& v : outputs) os << " " << view_text(v);
   os << "\narena: " << arena_bytes << " bytes, peak live " << peak_live_bytes << " bytes\n";

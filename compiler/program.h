@@ -79,10 +79,22 @@ struct Step {
   std::variant<Kernel, Gemm> op;
 };
 
+// Steps [first, last) that a backend may run tile by tile (find_tiled_regions, lower.h): every
+// step reads and writes, of the buffers the region writes, only rows i + b * points (b = 0, 1, ...:
+// the blocks of stacked streams) for the points i of one tile, so that all the steps run on one
+// tile of points while its rows are in cache, tile after tile (and tiles in parallel). Kernels
+// keep their row reductions as per-thread partial sums; GEMMs reduce over no rows.
+struct TiledRegion {
+  int first = 0, last = 0;
+  std::int64_t points = 0;  // the rows of every kernel's domain in the region
+  std::int64_t tile = 0;    // points per tile
+};
+
 struct Program {
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<View> outputs;
+  std::vector<TiledRegion> regions;  // disjoint, in step order; empty: every step runs whole
   std::int64_t arena_bytes = 0;      // set by the memory plan
   std::int64_t peak_live_bytes = 0;  // largest sum of buffers live at one step (a lower bound)
 

@@ -41,26 +41,23 @@ std::string pointer(const Program& p, const View& v, bool writable) {
   return os.str();
 }
 
-void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, std::size_t step,
-                   std::int64_t parallel_min_elements) {
-  const std::int64_t rows = k.domain.rows, cols = k.domain.cols;
-  const bool parallel = rows * cols >= parallel_min_elements;
-  bool row_reduce = false;
-  for (const auto& r : k.reductions) row_reduce = row_reduce || r.over_rows;
-  os << "extern \"C\" void " << kernel_symbol(step) << "(char* __restrict arena) {\n";
-  // Per-thread partial sums over rows, combined in thread order (deterministic for a fixed
-  // thread count).
-  if (row_reduce) {
-    os << "  const int nt = " << (parallel ? "omp_get_max_threads()" : "1") << ";\n"
-       << "  double* partial = (double*)calloc((size_t)nt * " << cols * k.reductions.size()
-       << ", sizeof(double));\n";
-  }
-  os << "  #pragma omp parallel if(" << (parallel ? "1" : "0") << ")\n  {\n";
-  if (row_reduce)
-    os << "  double* acc = partial + (size_t)omp_get_thread_num() * " << cols * k.reductions.size()
-       << ";\n";
-  os << "  #pragma omp for schedule(static)\n"
-     << "  for (long i = 0; i < " << rows << "; ++i) {\n";
+bool in_tiled_region(const Program& p, std::size_t step) {
+  for (const TiledRegion& r : p.regions)
+    if (static_cast<int>(step) >= r.first && static_cast<int>(step) < r.last) return true;
+  return false;
+}
+
+bool reduces_rows(const Kernel& k) {
+  for (const auto& r : k.reductions)
+    if (r.over_rows) return true;
+  return false;
+}
+
+// The work of row i: the vectorized loop over the columns (loads, values, stores, the row's
+// column sums and its contributions to `acc`, the row sums' accumulators), then the column sums'
+// stores.
+void render_row(std::ostringstream& os, const Program& p, const Kernel& k) {
+  const std::int64_t cols = k.domain.cols;
   std::string simd_reduction;
   for (std::size_t r = 0; r < k.reductions.size(); ++r)
     if (!k.reductions[r].over_rows) {
@@ -111,19 +108,60 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
        << stored(b, "c" + std::to_string(r) + (red.mean ? " / " + std::to_string(cols) + ".0" : ""))
        << ";\n";
   }
-  os << "  }\n  }\n";
+}
+
+// The row sums' stores: thread t's accumulators at partial[t * stride + ...], added in thread
+// order (deterministic for a fixed thread count).
+void render_row_sums(std::ostringstream& os, const Program& p, const Kernel& k,
+                     const std::string& stride) {
+  const std::int64_t rows = k.domain.rows, cols = k.domain.cols;
   for (std::size_t r = 0; r < k.reductions.size(); ++r) {
     const auto& red = k.reductions[r];
     if (!red.over_rows) continue;
     const Buffer& b = p.buffers[static_cast<std::size_t>(red.target.buffer)];
     os << "  for (long j = 0; j < " << cols << "; ++j) {\n    double s = 0;\n"
-       << "    for (int t = 0; t < nt; ++t) s += partial[(size_t)t * " << cols * k.reductions.size()
-       << " + " << r * cols << " + j];\n    " << pointer(p, red.target, true) << "["
-       << red.target.row0 << " * " << b.shape.cols << " + " << red.target.col0 << " + j] = "
+       << "    for (int t = 0; t < nt; ++t) s += partial[(size_t)t * " << stride << " + "
+       << r * cols << " + j];\n    " << pointer(p, red.target, true) << "[" << red.target.row0
+       << " * " << b.shape.cols << " + " << red.target.col0 << " + j] = "
        << stored(b, "s" + std::string(red.mean ? " / " + std::to_string(rows) + ".0" : ""))
        << ";\n  }\n";
   }
+}
+
+void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, std::size_t step,
+                   std::int64_t parallel_min_elements) {
+  const std::int64_t rows = k.domain.rows, cols = k.domain.cols;
+  const bool parallel = rows * cols >= parallel_min_elements;
+  const bool row_reduce = reduces_rows(k);
+  const std::string stride = std::to_string(cols * static_cast<std::int64_t>(k.reductions.size()));
+  os << "extern \"C\" void " << kernel_symbol(step) << "(char* __restrict arena) {\n";
+  // Per-thread partial sums over rows, combined in thread order.
+  if (row_reduce) {
+    os << "  const int nt = " << (parallel ? "omp_get_max_threads()" : "1") << ";\n"
+       << "  double* partial = (double*)calloc((size_t)nt * " << stride << ", sizeof(double));\n";
+  }
+  os << "  #pragma omp parallel if(" << (parallel ? "1" : "0") << ")\n  {\n";
+  if (row_reduce)
+    os << "  double* acc = partial + (size_t)omp_get_thread_num() * " << stride << ";\n";
+  os << "  #pragma omp for schedule(static)\n"
+     << "  for (long i = 0; i < " << rows << "; ++i) {\n";
+  render_row(os, p, k);
+  os << "  }\n  }\n";
+  render_row_sums(os, p, k, stride);
   if (row_reduce) os << "  free(partial);\n";
+  os << "}\n\n";
+  // In a tiled region: the rows [i0, i1) on the calling thread, row sums into its `acc` (columns
+  // x reductions doubles); then, once every tile ran, the threads' sums stored.
+  if (!in_tiled_region(p, step)) return;
+  os << "extern \"C\" void " << kernel_symbol(step)
+     << "_rows(char* __restrict arena, long i0, long i1, double* __restrict acc) {\n"
+     << "  (void)acc;\n  for (long i = i0; i < i1; ++i) {\n";
+  render_row(os, p, k);
+  os << "  }\n}\n\n";
+  if (!row_reduce) return;
+  os << "extern \"C\" void " << kernel_symbol(step)
+     << "_row_sums(char* __restrict arena, const double* partial, long stride, int nt) {\n";
+  render_row_sums(os, p, k, "stride");
   os << "}\n\n";
 }
 

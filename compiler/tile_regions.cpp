@@ -1,0 +1,117 @@
+// Tiled regions (program.h, TiledRegion): runs of steps that may run one tile of points at a
+// time, so that a layer's GEMM output, its Taylor recurrence and the next layer's GEMM input
+// stay in cache instead of going through memory between steps (issue 16 item 1;
+// bench/gemm/README.md measures the gain).
+//
+// A step can join a region over `points` rows when it works row by row over them: a kernel
+// whose domain has `points` rows (its row reductions become per-thread partial sums that the
+// backend adds up after the region), or an f32 GEMM c = a op(b) whose rows are whole blocks of
+// `points` (stacked streams). What a region writes must be read and written inside it only at
+// rows i + b * points of the tile's points i: no broadcast row, no offset that is not a whole
+// block, no GEMM reading it as its right operand (that reads every row); a row reduction's
+// result, added up after the region, is not read inside it.
+#include <unordered_set>
+
+#include "compiler/lower.h"
+
+namespace jetpde::compiler {
+namespace {
+
+struct Access {
+  View view;
+  bool write;
+  bool whole;  // reads or writes every row (a GEMM's right operand; a row reduction's target)
+};
+
+std::vector<Access> accesses_of(const Step& step) {
+  std::vector<Access> out;
+  if (const auto* k = std::get_if<Kernel>(&step.op)) {
+    for (const View& v : k->loads) out.push_back({v, false, false});
+    for (const auto& s : k->stores) out.push_back({s.target, true, false});
+    for (const auto& r : k->reductions) out.push_back({r.target, true, r.over_rows});
+  } else {
+    const Gemm& g = std::get<Gemm>(step.op);
+    out.push_back({g.a, false, false});
+    out.push_back({g.b, false, true});
+    out.push_back({g.c, true, false});
+  }
+  return out;
+}
+
+// Whether `step` can run on the tiles of `points` rows, ignoring what other steps of the region
+// do with its buffers.
+bool tileable(const Program& p, const Step& step, std::int64_t points) {
+  if (const auto* k = std::get_if<Kernel>(&step.op)) return k->domain.rows == points;
+  const Gemm& g = std::get<Gemm>(step.op);
+  if (g.transpose_a) return false;  // aᵀ b sums over the rows
+  for (const View* v : {&g.a, &g.b, &g.c}) {
+    const Buffer& b = p.buffers[static_cast<std::size_t>(v->buffer)];
+    // The library's sgemm, called by each thread on its tile; packed bf16 and f64 GEMMs run whole.
+    if (b.packed || b.dtype != DType::f32) return false;
+  }
+  return g.c.shape.rows % points == 0 && g.a.shape.rows == g.c.shape.rows;
+}
+
+// Whether the access touches only rows i + b * points of the tile's points i.
+bool within_tile(const Access& a, std::int64_t points) {
+  return !a.whole && !a.view.row_broadcast && a.view.row0 % points == 0;
+}
+
+// The points of a region starting at step `s`: the rows of the first kernel, past GEMMs that
+// could join it; 0 when none.
+std::int64_t points_from(const Program& p, std::size_t s) {
+  for (; s < p.steps.size(); ++s) {
+    if (const auto* k = std::get_if<Kernel>(&p.steps[s].op)) return k->domain.rows;
+    const Gemm& g = std::get<Gemm>(p.steps[s].op);
+    if (g.transpose_a) return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int find_tiled_regions(Program& p, std::int64_t tile) {
+  p.regions.clear();
+  if (tile <= 0) return 0;
+  const std::size_t n = p.steps.size();
+  std::size_t s = 0;
+  while (s < n) {
+    const std::int64_t points = points_from(p, s);
+    // Fewer than two tiles: nothing to gain over running the steps whole.
+    if (points < 2 * tile) {
+      ++s;
+      continue;
+    }
+    std::unordered_set<int> written, elsewhere;  // written in the region; read beyond a tile
+    std::size_t e = s;
+    bool gemm = false, kernel = false;
+    for (; e < n && tileable(p, p.steps[e], points); ++e) {
+      const std::vector<Access> acc = accesses_of(p.steps[e]);
+      bool ok = true;
+      for (const Access& a : acc) {
+        const bool tile_only = within_tile(a, points);
+        if (!tile_only && written.count(a.view.buffer) > 0) ok = false;
+        if (a.write && elsewhere.count(a.view.buffer) > 0) ok = false;
+        // The same step may not write a buffer and read it beyond the tile either.
+        if (!tile_only)
+          for (const Access& b : acc)
+            if (b.write && b.view.buffer == a.view.buffer && &b != &a) ok = false;
+      }
+      if (!ok) break;
+      for (const Access& a : acc) {
+        if (a.write) written.insert(a.view.buffer);
+        if (!within_tile(a, points)) elsewhere.insert(a.view.buffer);
+      }
+      (std::holds_alternative<Gemm>(p.steps[e].op) ? gemm : kernel) = true;
+    }
+    if (gemm && kernel && e - s >= 2) {
+      p.regions.push_back({static_cast<int>(s), static_cast<int>(e), points, tile});
+      s = e;
+    } else {
+      ++s;
+    }
+  }
+  return static_cast<int>(p.regions.size());
+}
+
+}  // namespace jetpde::compiler

@@ -1,0 +1,177 @@
+// Tiled regions (program.h, TiledRegion): which steps may run tile by tile, the memory plan that
+// keeps a region's buffers apart, and the CPU runtime running them with the values of the steps
+// run whole.
+#include <gtest/gtest.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include <variant>
+
+#include "autodiff/ops.h"
+#include "bench/workloads.h"
+#include "compiler/cpu_gemm.h"
+#include "compiler/executable.h"
+#include "compiler/lower.h"
+#include "compiler/pipeline.h"
+
+namespace jetpde::compiler {
+namespace {
+
+Program lowered(std::span<const Var> outputs, std::int64_t tile) {
+  Program p = lower(optimize(module_of(outputs), {}));
+  find_tiled_regions(p, tile);
+  plan_memory(p);
+  return p;
+}
+
+template <class F>
+void for_each_view(const Step& step, F f) {
+  if (const auto* k = std::get_if<Kernel>(&step.op)) {
+    for (const View& v : k->loads) f(v);
+    for (const auto& s : k->stores) f(s.target);
+    for (const auto& r : k->reductions) f(r.target);
+  } else {
+    const Gemm& g = std::get<Gemm>(step.op);
+    f(g.a), f(g.b), f(g.c);
+  }
+}
+
+// Two stacked streams through a layer: x holds 2 blocks of `n` rows, the GEMM multiplies both,
+// a kernel over n rows combines block 0 with the rows of block 1 from `offset` on.
+std::vector<Var> two_streams(Graph& g, std::int64_t n, std::int64_t offset) {
+  const Var x = g.input("x", {2 * n, 8});
+  const Var w = g.param("W", {8, 16});
+  const Var w2 = g.param("W2", {16, 4});
+  const Var z = matmul(x, w);
+  const Var h = tanh(slice_rows(z, 0, n)) * slice_rows(z, offset, n);
+  return {matmul(h, w2)};
+}
+
+TEST(TiledRegions, AGemmAndTheKernelsOverItsBlocksFormARegion) {
+  Graph g;
+  const std::vector<Var> outs = two_streams(g, 1024, 1024);
+  const Program p = lowered(outs, 256);
+  ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  EXPECT_EQ(p.regions[0].points, 1024);
+  EXPECT_EQ(p.regions[0].tile, 256);
+  EXPECT_EQ(p.regions[0].first, 0);
+  EXPECT_EQ(p.regions[0].last, static_cast<int>(p.steps.size())) << p.to_text();
+  EXPECT_NE(p.to_text().find("tiled steps 0.."), std::string::npos);
+}
+
+TEST(TiledRegions, ARowOfAnotherTileEndsTheRegion) {
+  // Block 1 read from one row early: a tile would read a row the previous tile's GEMM writes,
+  // so the GEMM (step 0) and the kernel reading its output cannot share a region; the kernel
+  // and the GEMM after it can (the first GEMM's output is then complete before the region).
+  Graph g;
+  const std::vector<Var> outs = two_streams(g, 1024, 1023);
+  const Program p = lowered(outs, 256);
+  ASSERT_TRUE(std::holds_alternative<Gemm>(p.steps[0].op));
+  ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  EXPECT_EQ(p.regions[0].first, 1) << p.to_text();
+}
+
+TEST(TiledRegions, NoRegionBelowTwoTilesOrWithoutATile) {
+  Graph g;
+  const std::vector<Var> outs = two_streams(g, 300, 300);
+  EXPECT_TRUE(lowered(outs, 256).regions.empty()) << "300 points: fewer than two tiles";
+  EXPECT_TRUE(lowered(outs, 0).regions.empty());
+  EXPECT_FALSE(lowered(outs, 100).regions.empty());
+}
+
+TEST(TiledRegions, ARowSumIsNotReadInsideItsRegion) {
+  // The mean over the rows is stored after all tiles ran: a kernel reading it starts anew.
+  Graph g;
+  const Var x = g.input("x", {1024, 8});
+  const Var w = g.param("W", {8, 16});
+  const Var h = tanh(matmul(x, w));
+  const Var m = mean_rows(h);  // [1, 16]
+  const Var w2 = g.param("W2", {16, 16});
+  const std::vector<Var> outs{matmul(h - broadcast(m, h.shape()), w2)};
+  const Program p = lowered(outs, 128);
+  for (const TiledRegion& r : p.regions)
+    for (int s = r.first; s < r.last; ++s)
+      if (const auto* k = std::get_if<Kernel>(&p.steps[s].op))
+        for (const auto& red : k->reductions)
+          if (red.over_rows)
+            for (int t = s + 1; t < r.last; ++t)
+              for_each_view(p.steps[t], [&](const View& v) {
+                EXPECT_NE(v.buffer, red.target.buffer)
+                    << "step " << t << " reads step " << s << "'s row sum in its region\n"
+                    << p.to_text();
+              });
+}
+
+// Buffers used in the same region never share memory: tiles interleave its steps.
+void expect_region_buffers_apart(const Program& p) {
+  for (const TiledRegion& r : p.regions) {
+    std::vector<int> used;
+    for (int s = r.first; s < r.last; ++s)
+      for_each_view(p.steps[s], [&](const View& v) { used.push_back(v.buffer); });
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    for (std::size_t a = 0; a < used.size(); ++a)
+      for (std::size_t b = a + 1; b < used.size(); ++b) {
+        const Buffer& x = p.buffers[used[a]];
+        const Buffer& y = p.buffers[used[b]];
+        EXPECT_TRUE(x.offset + x.bytes() <= y.offset || y.offset + y.bytes() <= x.offset)
+            << "buffers " << used[a] << " and " << used[b] << " of steps " << r.first << ".."
+            << r.last - 1 << " share memory";
+      }
+  }
+}
+
+class TiledWorkloads : public ::testing::TestWithParam<std::string> {};
+
+// A training step (loss and every gradient) with its tiled regions, on 1 and 2 threads and
+// with a tile that leaves a short last one, against the same program with every step whole.
+TEST_P(TiledWorkloads, RunTileByTileAsWhole) {
+  const bench::Workload w = bench::build_workload(GetParam(), {1000, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  CompileOptions whole;
+  whole.cpu.tile_rows = -1;
+  Executable reference(outs, whole);
+  EXPECT_TRUE(reference.program().regions.empty());
+  reference.set(w.bindings);
+  reference.run();
+  for (std::int64_t tile : {128, 300}) {
+    CompileOptions tiled;
+    tiled.cpu.tile_rows = tile;
+    Executable e(outs, tiled);
+    const Program& p = e.program();
+    if (!sgemm_runs_per_thread()) {
+      EXPECT_TRUE(p.regions.empty()) << "tiles need an sgemm that runs on each thread";
+      continue;
+    }
+    ASSERT_FALSE(p.regions.empty()) << p.to_text();
+    int tiled_steps = 0;
+    for (const TiledRegion& r : p.regions) tiled_steps += r.last - r.first;
+    std::cout << "  " << GetParam() << ", tiles of " << tile << ": " << p.regions.size()
+              << " regions, " << tiled_steps << " of " << p.steps.size() << " steps\n";
+    expect_region_buffers_apart(p);
+    e.set(w.bindings);
+    for (int threads : {1, 2}) {
+#if defined(_OPENMP)
+      omp_set_num_threads(threads);
+#endif
+      e.run();
+      for (std::size_t k = 0; k < outs.size(); ++k) {
+        const MatrixD want = reference.output(k), got = e.output(k);
+        const double scale = std::max(1.0, want.cwiseAbs().maxCoeff());
+        EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-5 * scale)
+            << GetParam() << ", output " << k << ", tiles of " << tile << ", " << threads
+            << " threads";
+      }
+    }
+#if defined(_OPENMP)
+    omp_set_num_threads(1);
+#endif
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, TiledWorkloads,
+                         ::testing::Values("burgers", "ns2d", "ks4", "order6", "poisson32d"));
+
+}  // namespace
+}  // namespace jetpde::compiler
