@@ -17,20 +17,6 @@ constexpr std::int64_t kAlignment = 64;
 
 std::int64_t align_up(std::int64_t x) { return (x + kAlignment - 1) / kAlignment * kAlignment; }
 
-template <class F>
-void for_each_view(const Step& step, F f) {
-  if (const auto* k = std::get_if<Kernel>(&step.op)) {
-    for (const View& v : k->loads) f(v);
-    for (const auto& s : k->stores) f(s.target);
-    for (const auto& r : k->reductions) f(r.target);
-  } else {
-    const Gemm& g = std::get<Gemm>(step.op);
-    f(g.a);
-    f(g.b);
-    f(g.c);
-  }
-}
-
 }  // namespace
 
 std::int64_t Buffer::bytes() const {

@@ -79,6 +79,22 @@ struct Step {
   std::variant<Kernel, Gemm> op;
 };
 
+// Calls f(view) for every view a step reads or writes: a kernel's loads, stores and reduction
+// targets, a GEMM's a, b and c.
+template <class F>
+void for_each_view(const Step& step, F f) {
+  if (const auto* k = std::get_if<Kernel>(&step.op)) {
+    for (const View& v : k->loads) f(v);
+    for (const auto& s : k->stores) f(s.target);
+    for (const auto& r : k->reductions) f(r.target);
+  } else {
+    const Gemm& g = std::get<Gemm>(step.op);
+    f(g.a);
+    f(g.b);
+    f(g.c);
+  }
+}
+
 // Steps [first, last) that a backend may run tile by tile (find_tiled_regions, lower.h): every
 // step reads and writes, of the buffers the region writes, only rows i + b * points (b = 0, 1, ...:
 // the blocks of stacked streams) for the points i of one tile, so that all the steps run on one

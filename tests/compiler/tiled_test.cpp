@@ -25,18 +25,6 @@ Program lowered(std::span<const Var> outputs, std::int64_t tile) {
   return p;
 }
 
-template <class F>
-void for_each_view(const Step& step, F f) {
-  if (const auto* k = std::get_if<Kernel>(&step.op)) {
-    for (const View& v : k->loads) f(v);
-    for (const auto& s : k->stores) f(s.target);
-    for (const auto& r : k->reductions) f(r.target);
-  } else {
-    const Gemm& g = std::get<Gemm>(step.op);
-    f(g.a), f(g.b), f(g.c);
-  }
-}
-
 // Two stacked streams through a layer: x holds 2 blocks of `n` rows, the GEMM multiplies both,
 // a kernel over n rows combines block 0 with the rows of block 1 from `offset` on.
 std::vector<Var> two_streams(Graph& g, std::int64_t n, std::int64_t offset) {
