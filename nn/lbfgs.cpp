@@ -146,6 +146,22 @@ LbfgsStop Lbfgs::run(const Objective& objective, Eigen::VectorXd& x, int iterati
       st.detail = e.what();
       f = fp + 1.0;  // restored below
     }
+    // No decrease beyond the function tolerance along a direction the history shaped (a search
+    // that gave up, or one that shrank the step until f no longer changed, as f32 losses often do
+    // right after Adam): the history is forgotten and the iteration tried again along -g. Only a
+    // search along -g that does no better stops the run.
+    const bool stalled =
+        !(fp - f > options_.function_tolerance * std::max({1.0, std::abs(f), std::abs(fp)}));
+    if ((stalled || !std::isfinite(f)) && !st.s.empty()) {
+      x = xp;
+      st.g = gp;
+      st.f = fp;
+      st.s.clear();
+      st.y.clear();
+      st.detail.clear();
+      --done;  // the same iteration again
+      continue;
+    }
     if (!(f <= fp) || !std::isfinite(f)) {
       x = xp;
       st.g = gp;

@@ -44,7 +44,8 @@ enum class LbfgsStop {
   function_tolerance,
   iteration_limit,
   evaluation_limit,
-  line_search_failed,  // no step along the search direction decreased the objective
+  line_search_failed,  // no step along -g decreased the objective (a failed search along a
+                       // direction of the history forgets the history and tries -g first)
   non_finite,          // the objective is not finite at the starting point
 };
 std::string lbfgs_stop_name(LbfgsStop stop);

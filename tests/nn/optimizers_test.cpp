@@ -212,6 +212,44 @@ TEST(Lbfgs, ANonFiniteStartStopsAndANonFiniteTrialShortensTheStep) {
   EXPECT_NEAR(y[0], 0, 1e-8);
 }
 
+// A history that no longer fits the objective (as after noisy f32 gradients) can point where a
+// short line search finds no decrease; the iteration then forgets it and goes down -g instead of
+// stopping.
+TEST(Lbfgs, AFailedSearchForgetsTheHistoryAndTriesTheGradient) {
+  // f = log cosh x0 + 100 log cosh x1 (|x| far out, so that the search's cubic cannot land on the
+  // minimum) with one pair claiming a curvature of 1e-6 along x1: the direction is 1e6 times too
+  // long, further than two trials of the search can bring back.
+  const Objective f = [](const VectorXd& x, VectorXd& g) {
+    g.resize(2);
+    g << std::tanh(x[0]), 100 * std::tanh(x[1]);
+    return std::log(std::cosh(x[0])) + 100 * std::log(std::cosh(x[1]));
+  };
+  const auto poisoned = [&](VectorXd& x) {
+    Lbfgs::State s;
+    s.g.resize(2);
+    s.f = f(x, s.g);
+    s.started = true;
+    s.s = {(VectorXd(2) << 0, 1).finished()};
+    s.y = {(VectorXd(2) << 0, 1e-6).finished()};
+    return s;
+  };
+  VectorXd x(2);
+  x << 1, 1;
+  Lbfgs lbfgs(
+      {.history = 5, .max_iterations = 200, .gradient_tolerance = 1e-8, .max_line_search = 2});
+  lbfgs.restore(poisoned(x));
+  EXPECT_EQ(lbfgs.run(f, x), LbfgsStop::gradient_tolerance) << lbfgs.stop_message();
+  EXPECT_LT(x.norm(), 1e-8);
+  // The same state one search at a time: the first iteration counts once and decreases f.
+  VectorXd y(2);
+  y << 1, 1;
+  Lbfgs step({.history = 5, .max_line_search = 2});
+  step.restore(poisoned(y));
+  EXPECT_EQ(step.run(f, y, 1), LbfgsStop::running) << step.stop_message();
+  EXPECT_EQ(step.iterations(), 1);
+  EXPECT_LT(step.value(), 101 * std::log(std::cosh(1.0)));
+}
+
 TEST(Lbfgs, ResumingFromASavedStateGivesTheSameIterates) {
   const LbfgsOptions o{.history = 4, .max_iterations = 1000, .gradient_tolerance = 0};
   VectorXd straight = rosenbrock_start(8), resumed = straight;
