@@ -139,6 +139,7 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
   w.write_scalar("stage_step", std::int64_t{s.stage_step});
   if (s.precision_switched_at >= 0)
     w.write_scalar("precision_switched_at", std::int64_t{s.precision_switched_at});
+  if (s.handed_steps > 0) w.write_scalar("handed_steps", std::int64_t{s.handed_steps});
   w.write_scalar("loss", s.loss);
   w.write_scalar("seconds", s.seconds);
   w.write_string("endings", s.endings);
@@ -171,6 +172,8 @@ solvers::TrainerState read_state(const std::string& f, int version) {
   s.stage_step = static_cast<int>(read_int(f, "stage_step"));
   if (has_dataset(f, "precision_switched_at"))
     s.precision_switched_at = static_cast<int>(read_int(f, "precision_switched_at"));
+  if (has_dataset(f, "handed_steps"))  // Stage::hand_on
+    s.handed_steps = static_cast<int>(read_int(f, "handed_steps"));
   s.loss = read_dataset(f, "loss").values.at(0);
   // Checkpoints written before the training time was kept have none: 0.
   s.seconds = has_dataset(f, "seconds") ? read_dataset(f, "seconds").values.at(0) : 0.0;

@@ -4,6 +4,7 @@
 //
 //   config                 the resolved config (YAML text) the run was started with
 //   step, stage, stage_step, loss, endings
+//   handed_steps           the stage's steps from the stage before (Stage::hand_on), when any
 //   seconds                the whole run's training time up to this state (resumed parts added)
 //   theta                  the parameters (network, then trainable constants), f64
 //   weights/term, weights/slot, slot_losses

@@ -46,14 +46,19 @@ bool given(const YAML::Node& parent, const std::string& key) {
 }
 
 // Adam for `adam_steps` with an exponential decay to about a third of the rate; then L-BFGS in
-// the run's precision until it no longer changes the loss (f32 often stops it within a few
-// iterations, at no cost); then the fp64 polish, L-BFGS on the same parameters in double (the
-// stage that takes a PINN from 1e-3 to 1e-4: bench/README.md). Under a time budget
-// (training.max_time, and each time window's share of it) Adam takes at most 0.7 of the time and
-// L-BFGS half of what is left, so that the polish always runs. The fp64 polish draws its points
-// anew (RAD, as Adam's) every kQuasiNewtonDraw iterations and restarts on them: on one draw the
-// thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the polish and
-// then rose while the loss fell). The f32 L-BFGS stage keeps its one draw: restarting it every
+// the run's precision until it no longer changes the loss (f32 sometimes stops it within a few
+// iterations: wave's seed 0 and every window of reaction's stopped after 2-7, even with the
+// history forgotten and -g tried); then the fp64 polish, L-BFGS on the same parameters in double
+// (the stage that takes a PINN from 1e-3 to 1e-4: bench/README.md). The f32 stage does not hand
+// its unused iterations to the polish (Stage::hand_on): wave's seed 0 polish then ran 28 runs
+// instead of 8 and its loss fell 4.6x further, but the mean of all 28 runs' ends, most of them
+// from where the loss was still falling, was 1.6x worse (bench/README.md, "Unused L-BFGS
+// iterations handed to the polish"). Under
+// a time budget (training.max_time, and each time window's share of it) Adam takes at most 0.7 of
+// the time and L-BFGS half of what is left, so that the polish always runs. The fp64 polish draws
+// its points anew (RAD, as Adam's) every kQuasiNewtonDraw iterations and restarts on them: on one
+// draw the thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the polish
+// and then rose while the loss fell). The f32 L-BFGS stage keeps its one draw: restarting it every
 // 250 iterations cost advection 3x and Burgers' seed 2 2.7x its error, where Allen-Cahn's two
 // seeds split (bench/README.md, "Fresh points for the polish only"). Each run on a draw still
 // fits that draw (the loss at the next draw's points, before fitting them, is 2-13x the run's

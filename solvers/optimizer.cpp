@@ -142,7 +142,10 @@ std::vector<options::KeyPtr> rare_stage_keys() {
                               "as sampling.resample_every, which never applies to L-BFGS).")),
           options::key("average", options::Key::Type::boolean, "false",
                        "With resample_every on an L-BFGS stage: end at the mean of the "
-                       "parameters each run (one per draw) ended with, not at the last run's.")};
+                       "parameters each run (one per draw) ended with, not at the last run's."),
+          options::key("hand_on", options::Key::Type::boolean, "false",
+                       "The steps this stage leaves when its optimizer stops before them (an "
+                       "f32 L-BFGS stage f32 can no longer move) go to the next stage.")};
 }
 
 }  // namespace
@@ -179,6 +182,8 @@ Stage stage_from_values(const options::Values& values) {
     stage.resample_every = options::as<int>(it->second);
   if (const auto it = values.find("average"); it != values.end())
     stage.average = options::as<bool>(it->second);
+  if (const auto it = values.find("hand_on"); it != values.end())
+    stage.hand_on = options::as<bool>(it->second);
   const OptimizerKind& kind = optimizer_kind(stage.optimizer);
   if (kind.read_options) stage.options = kind.read_options(stage, values);
   return stage;

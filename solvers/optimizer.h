@@ -76,6 +76,10 @@ struct Stage {
   // runs ended with (one run per draw) instead of the last run's, which fits its own draw of the
   // points (Polyak averaging over the draws). Also when the time budget stops the stage.
   bool average = false;
+  // The steps this stage leaves when its optimizer stops before them (not when its time share or
+  // the budget ends it) are added to the next stage's: an f32 L-BFGS stage that f32 can no longer
+  // move (often within a few iterations of Adam's end) hands its iterations to the fp64 polish.
+  bool hand_on = false;
 
   // The options as T: the defaults when empty; UserError naming the stage when they are of
   // another type.

@@ -58,6 +58,9 @@ Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weig
       throw UserError("trainer: stage '" + s.name +
                       "': average needs resample_every on an L-BFGS stage (it averages the "
                       "runs on the draws)");
+    if (s.hand_on && &s == &stages_.back())
+      throw UserError("trainer: stage '" + s.name +
+                      "' hands its unused steps on, but it is the last stage");
     // Made now too (cheap: no state yet), so that a bad name or option fails before training.
     try {
       make_optimizer(s, objective_.layout());
@@ -401,6 +404,7 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   state.seconds = run_offset_ + now_seconds() - started_;
   state.run_sum = run_sum_;
   state.runs_summed = runs_summed_;
+  state.handed_steps = handed_;
   return state;
 }
 
@@ -415,9 +419,12 @@ void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
   if (state.stage < 0 || state.stage >= static_cast<int>(stages_.size()))
     fail("it is in stage " + std::to_string(state.stage + 1) + " of " +
          std::to_string(stages_.size()));
-  if (state.stage_step < 0 || state.stage_step > stages_[state.stage].steps)
+  if (state.handed_steps < 0 || (state.handed_steps > 0 && state.stage == 0))
+    fail(std::to_string(state.handed_steps) + " steps handed on to the first stage");
+  const int steps = stages_[state.stage].steps + state.handed_steps;
+  if (state.stage_step < 0 || state.stage_step > steps)
     fail("step " + std::to_string(state.stage_step) + " of stage '" + stages_[state.stage].name +
-         "', which has " + std::to_string(stages_[state.stage].steps));
+         "', which has " + std::to_string(steps));
   if (state.theta.size() != objective_.layout().size())
     fail(std::to_string(state.theta.size()) + " parameters for a network with " +
          std::to_string(objective_.layout().size()));
@@ -460,7 +467,13 @@ std::string Trainer::non_finite_message(const Stage& stage, int step, int kept_s
 
 bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
                         int& step, TrainResult& result) {
-  const Stage& stage = stages_[si];
+  // Its own steps and those the stage before handed on (Stage::hand_on).
+  const int handed = handed_;
+  const Stage stage = [&] {
+    Stage s = stages_[si];
+    s.steps += handed;
+    return s;
+  }();
   const bool final_stage = si + 1 == stages_.size();
   // The stage's arithmetic (config, not state: a stage resumed into switches the same way), set
   // before anything is bound for the stage so that its weights land in that step.
@@ -544,7 +557,8 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       history_.back().metrics = last_metrics_;
     }
   };
-  bool broke = false;  // the optimizer was done before a step
+  bool broke = false;  // the optimizer was done before a step (step `taken` of the stage)
+  int taken = stage.steps;
   for (int k = first; k < stage.steps; ++k) {
     if (resample_due(k)) {
       whole(nullptr);
@@ -600,6 +614,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     loss = s.loss;
     if (s.kind == Optimizer::Step::Kind::done) {
       broke = true;
+      taken = k;
       break;
     }
     if (before_update) {
@@ -659,6 +674,10 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       (averaged > 0 ? "; the parameters the mean of the " + std::to_string(averaged) + " runs' ends"
                     : "") +
       (done < stage.steps ? " (its time share spent)" : "");
+  handed_ = stage.hand_on && broke ? stage.steps - taken : 0;
+  if (handed_ > 0)
+    endings_ += " (" + std::to_string(handed_) + " steps unused, handed on to '" +
+                stages_[si + 1].name + "')";
   result.loss = loss;
   return true;
 }
@@ -681,6 +700,7 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
   run_offset_ = resume ? resume->seconds : 0.0;
   history_.clear();
   endings_.clear();
+  handed_ = 0;
   last_metrics_.clear();
   TrainResult result;
   int step = 0;
@@ -692,6 +712,7 @@ TrainResult Trainer::train(Eigen::VectorXd& theta, const TrainerState* resume) {
     term_weights_ = resume->term_weights;
     causal_scales_ = resume->causal_scales;
     precision_switched_at_ = resume->precision_switched_at;
+    handed_ = resume->handed_steps;
     endings_ = resume->endings;
     objective_.set_inputs(resume->inputs);
     objective_.set_weights(resume->slot_weights);

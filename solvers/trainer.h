@@ -141,9 +141,10 @@ struct TrainerState {
   // count (0: none yet).
   Eigen::VectorXd run_sum;
   int runs_summed = 0;
-  std::string endings;  // how the stages before `stage` ended
-  double loss = 0;      // the last step's
-  double seconds = 0;   // training wall time of the whole run up to this state
+  int handed_steps = 0;  // steps stages[stage] has beyond its own, from the stage before (hand_on)
+  std::string endings;   // how the stages before `stage` ended
+  double loss = 0;       // the last step's
+  double seconds = 0;    // training wall time of the whole run up to this state
 };
 
 // When to stop before the stages end. Each stop happens after a whole step and checkpoints.
@@ -262,6 +263,8 @@ class Trainer {
   // Stage::average in the stage that runs: the finished runs' parameters summed, their count.
   Eigen::VectorXd run_sum_;
   int runs_summed_ = 0;
+  // Stage::hand_on: the steps the running stage has beyond its own, from the stage before.
+  int handed_ = 0;
   StopConditions stop_;
   double started_ = 0;
   double run_offset_ = 0;  // the resumed state's training seconds

@@ -152,7 +152,7 @@ TEST(Declarations, ReadSetsTheDeclaredMembers) {
   EXPECT_EQ(lbfgs,
             (std::vector<std::string>{"name", "optimizer", "steps", "history", "gradient_tolerance",
                                       "function_tolerance", "max_evaluations", "precision",
-                                      "time_share", "resample_every", "average"}));
+                                      "time_share", "resample_every", "average", "hand_on"}));
   std::vector<std::string> stage_paths;
   for (const auto& k : schema_key("training.stages[]").children) stage_paths.push_back(k->name);
   std::vector<std::string> all;
@@ -231,7 +231,7 @@ TEST(Declarations, AKeyDeclaredOnceReachesSchemaDocsAndReader) {
                     "t.yaml:5:23: training.stages[0].test_kind_rate: '2' is out of range (at most "
                     "1)");
   // Adam's keys are not the test kind's, and the kind's factory gets the value.
-  EXPECT_EQ(solvers::stage_keys("test_kind").size(), 8u);  // its key and the seven every stage has
+  EXPECT_EQ(solvers::stage_keys("test_kind").size(), 9u);  // its key and the eight every stage has
   EXPECT_EQ(solvers::make_optimizer(given, nn::ParameterLayout{})->state_vectors(), 2);
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <numbers>
 #include <random>
+#include <tuple>
 
 #include "autodiff/ops.h"
 #include "autodiff/taylor.h"
@@ -759,6 +760,55 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
                     "trainer: cannot resume from this checkpoint: it is in stage 8 of 3");
 }
 
+// Stage::hand_on: an L-BFGS stage that stops before its steps (here at a gradient tolerance, as
+// an f32 stage stops where f32 no longer moves the loss) hands the steps it left to the next
+// stage; a checkpoint inside that stage keeps them, so that a run resumed there ends the same.
+TEST(Trainer, AStageThatStopsEarlyHandsItsStepsOn) {
+  const auto run = [](bool hand_on, const TrainerState* resume, std::vector<TrainerState>* saved) {
+    Poisson1d p;
+    Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+    obj.set_inputs(p.inputs());
+    Trainer trainer(
+        obj, {{.name = "lbfgs",
+               .optimizer = "lbfgs",
+               .steps = 500,
+               .options = nn::LbfgsOptions{.gradient_tolerance = 1e-2},
+               .hand_on = hand_on},
+              {.name = "adam", .steps = 10, .options = nn::AdamOptions{.schedule = {.lr = 1e-4}}}});
+    if (saved) trainer.checkpoint_every(7, [&](const TrainerState& s) { saved->push_back(s); });
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(5));
+    const TrainResult r = trainer.train(theta, resume);
+    EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+    int lbfgs = 0, adam = 0;
+    for (const StepInfo& info : trainer.history()) (info.stage == "lbfgs" ? lbfgs : adam) += 1;
+    return std::tuple{theta, r, lbfgs, adam};
+  };
+  const auto [kept, kept_result, kept_lbfgs, kept_adam] = run(false, nullptr, nullptr);
+  ASSERT_LT(kept_lbfgs, 490) << kept_result.message;
+  EXPECT_EQ(kept_adam, 10);
+  EXPECT_EQ(kept_result.message.find("handed on"), std::string::npos) << kept_result.message;
+
+  std::vector<TrainerState> saved;
+  const auto [theta, result, lbfgs_steps, adam] = run(true, nullptr, &saved);
+  const int lbfgs = lbfgs_steps;  // (a copy the lambda below can capture)
+  EXPECT_EQ(lbfgs, kept_lbfgs);
+  EXPECT_EQ(adam, 10 + 500 - lbfgs);
+  EXPECT_EQ(result.steps, 510);
+  EXPECT_NE(
+      result.message.find(std::to_string(500 - lbfgs) + " steps unused, handed on to 'adam')"),
+      std::string::npos)
+      << result.message;
+  // Resumed inside the Adam stage, where the checkpoint holds the steps it was handed.
+  const auto inside = std::find_if(saved.begin(), saved.end(), [&](const TrainerState& s) {
+    return s.stage == 1 && s.stage_step > 10;
+  });
+  ASSERT_NE(inside, saved.end());
+  EXPECT_EQ(inside->handed_steps, 500 - lbfgs);
+  const auto [resumed, resumed_result, unused_lbfgs, resumed_adam] = run(true, &*inside, nullptr);
+  EXPECT_EQ(resumed_result.steps, 510);
+  EXPECT_TRUE(resumed == theta) << (resumed - theta).cwiseAbs().maxCoeff();
+}
+
 // Stop conditions end a run after a whole step, with a checkpoint of that step: an interrupt
 // flag (what a SIGTERM handler sets), a time budget, a target validation error. On the last step
 // the run has finished anyway.
@@ -908,6 +958,11 @@ TEST(Trainer, BadConfiguration) {
   expect_user_error([&] { Trainer(obj, {}); }, "trainer: no stages");
   expect_user_error([&] { Trainer(obj, {{.name = "x", .steps = 0}}); },
                     "trainer: stage 'x' has no steps");
+  expect_user_error(
+      [&] {
+        Trainer(obj, {{.steps = 1}, {.name = "y", .steps = 1, .hand_on = true}});
+      },
+      "trainer: stage 'y' hands its unused steps on, but it is the last stage");
   expect_user_error(
       [&] {
         Trainer(obj, {{.steps = 1}}, {.initial = {1, 2}});
