@@ -7,9 +7,10 @@
 //
 // The compiled executors (cpu; cuda, where built and a GPU is present) also report the compile
 // time cold (an empty cache) and from the cache, the kernel and GEMM counts, the arena, the split
-// of a step between GEMMs and kernels run whole and the tiled regions (compiler/program.h; tile
-// size from JETPDE_TILE_ROWS, 0 for none), and the rate the GEMMs run whole reach (the SGEMM
-// rate printed beside them is this CPU's, measured in the same run).
+// of a step between GEMMs and kernels run whole and the tiled regions (compiler/program.h; each
+// region's tile measured by the warm-up run, or JETPDE_TILE_ROWS: N points, 0 for none), and the
+// rate the GEMMs run whole reach (the SGEMM rate printed beside them is this CPU's, measured in
+// the same run).
 //
 // And each compiled step's distance from this machine's limit: the step's GEMM FLOPs at the
 // machine's GEMM rate (2048^3 SGEMM; DGEMM for fp64) plus the memory a step cannot avoid at the
@@ -124,6 +125,10 @@ struct Result {
   // run whole, and how many steps they hold.
   double tiled_seconds = 0;
   int tiled_steps = 0;
+  // Each region's tile as the warm-up run measured it ("512,whole,256"), and the seconds that
+  // took (JETPDE_TILE_ROWS unset or auto; a number fixes the tiles).
+  std::string tiles;
+  double tile_seconds = 0;
   // The limit (see the top of this file).
   double gemm_flops = 0, min_bytes = 0;
   double limit_gemm_seconds = 0, limit_memory_seconds = 0;
@@ -218,8 +223,12 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
   r.gemm_seconds = median(gemm);
   r.kernel_seconds = median(kernel);
   r.tiled_seconds = median(tiled);
-  for (const compiler::TiledRegion& region : exe.program().regions)
+  for (const compiler::TiledRegion& region : exe.program().regions) {
     r.tiled_steps += region.last - region.first;
+    r.tiles += (r.tiles.empty() ? "" : ",") +
+               (region.tile > 0 ? std::to_string(region.tile) : std::string("whole"));
+  }
+  r.tile_seconds = exe.stats().tile_seconds;
   r.gemm_gflops = r.gemm_seconds > 0 ? whole_flops / r.gemm_seconds * 1e-9 : 0.0;
   r.gemm_flops = flops;
   return r;
@@ -391,6 +400,8 @@ void print_row(const Result& r) {
     std::printf(fast ? " %9.6f %9.1f %7.2f" : " %9.4f %9.1f %7.2f", r.limit_seconds(),
                 r.min_bytes / (1 << 20), r.median_seconds / r.limit_seconds());
   std::printf("\n");
+  if (!r.tiles.empty())
+    std::printf("%-12s tiles %s (measured in %.2f s)\n", "", r.tiles.c_str(), r.tile_seconds);
   std::fflush(stdout);
 }
 
@@ -438,7 +449,8 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
           << r.native_bf16_gemms << R"(, "arena_bytes": )" << r.arena_bytes
           << R"(, "gemm_seconds": )" << r.gemm_seconds << R"(, "kernel_seconds": )"
           << r.kernel_seconds << R"(, "tiled_seconds": )" << r.tiled_seconds
-          << R"(, "tiled_steps": )" << r.tiled_steps << R"(, "gemm_gflops": )" << r.gemm_gflops;
+          << R"(, "tiled_steps": )" << r.tiled_steps << R"(, "tiles": )" << quoted(r.tiles)
+          << R"(, "tile_seconds": )" << r.tile_seconds << R"(, "gemm_gflops": )" << r.gemm_gflops;
     if (r.limit_seconds() > 0)
       out << R"(, "gemm_flops": )" << r.gemm_flops << R"(, "min_bytes": )" << r.min_bytes
           << R"(, "limit_gemm_seconds": )" << r.limit_gemm_seconds

@@ -19,15 +19,16 @@ struct CpuCompileOptions {
   // result depends on how many threads it ran on (and is deterministic for each count).
   std::int64_t parallel_min_elements = 0;
   // Points per tile in the tiled regions (program.h, TiledRegion): runs of GEMMs and kernels over
-  // the same points run tile by tile, each tile's rows kept in cache between the steps. 0: the
-  // environment's JETPDE_TILE_ROWS where set, else kTileRows; negative: every step runs whole.
+  // the same points run tile by tile, each tile's rows kept in cache between the steps. > 0: that
+  // many; 0: the environment's JETPDE_TILE_ROWS where set (a number, 0 or less for none, or
+  // auto), else auto: each region's tile measured on its first run among kTileCandidates and
+  // running whole, and kept in the compile cache for this CPU, program and thread count;
+  // negative: every step runs whole.
   std::int64_t tile_rows = 0;
 };
 
-// The default tile (jetpde_layer_bench, bench/gemm/README.md: 256-512 points were fastest for
-// 64-wide layers of 4-5 streams on the 2-core machines measured).
-inline constexpr std::int64_t kTileRows = 256;
-// options.tile_rows resolved (the environment, the default); <= 0: no tiling.
+// options.tile_rows resolved (the environment, the default): > 0 that many points, 0 auto, < 0
+// no tiling. UserError naming JETPDE_TILE_ROWS when it is neither a number nor auto.
 std::int64_t tile_rows(const CpuCompileOptions& options);
 
 // A loaded shared object. It stays loaded for the life of the process (see the destructor).

@@ -1,9 +1,16 @@
 // The CPU backend's runtime: one arena, generated kernels from the shared object, BLAS GEMMs.
 #include <cblas.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <type_traits>
 #include <unordered_map>
 
@@ -156,7 +163,8 @@ MatrixD copy_out(const char* arena, const Program& p, const View& v) {
 
 class CpuRuntime final : public Runtime {
  public:
-  CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
+  CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats)
+      : stats_(stats) {
     const auto t = Clock::now();
     program_ = lower_for(module, Backend::cpu, options, &stats.recomputed);
     const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
@@ -234,31 +242,127 @@ class CpuRuntime final : public Runtime {
   // Runs step s, or the tiled region starting there; returns the next step to run.
   std::size_t step(std::size_t s) {
     if (region_at_[s] >= 0) {
-      run_region(regions_[static_cast<std::size_t>(region_at_[s])]);
-      return static_cast<std::size_t>(regions_[static_cast<std::size_t>(region_at_[s])].r.last);
+      RegionRun& run = regions_[static_cast<std::size_t>(region_at_[s])];
+      if (program_.regions[run.index].tune) measure_tiles(run);
+      run_region(run);
+      return static_cast<std::size_t>(program_.regions[run.index].last);
     }
+    run_whole(s);
+    return s + 1;
+  }
+
+  void run_whole(std::size_t s) {
     if (kernels_[s])
       kernels_[s](arena_);
     else
       run_gemm(arena_, program_, std::get<Gemm>(program_.steps[s].op), bf16_gemms_[s].get());
-    return s + 1;
   }
 
   // A tiled region's entry points: each kernel's rows function and row sums (where it sums over
   // rows) with the offset of its accumulators in a thread's block of `stride` doubles.
   struct RegionRun {
-    TiledRegion r;
-    std::vector<RowsFn> rows;         // by step - r.first; null for GEMMs
+    std::size_t index = 0;            // in program_.regions
+    std::vector<RowsFn> rows;         // by step - first; null for GEMMs
     std::vector<RowSumsFn> row_sums;  // null where the kernel sums no rows
     std::vector<std::int64_t> at;     // accumulator offsets
     std::int64_t stride = 0;
     std::vector<double> partial;  // threads x stride
+    bool automatic = false;       // TiledRegion::tune was set: its tile measured or cached
   };
+
+  // TiledRegion::tune: the region runs, on this first run's values, whole and with each
+  // candidate tile that gives at least two tiles, three times each; the fastest of the three
+  // counts, and the fastest candidate is kept (here and in the cache file, for the next runtime
+  // of this program on this CPU with as many threads). Any candidate gives the region's values
+  // (a tile split moves only the last bits of row sums); the run goes on with the chosen one.
+  void measure_tiles(RegionRun& run) {
+    read_tile_cache();
+    TiledRegion& r = program_.regions[run.index];
+    if (!r.tune) return;  // found in the cache
+    const auto start = Clock::now();
+    std::vector<std::int64_t> candidates{0};
+    for (const std::int64_t c : kTileCandidates)
+      if (r.points >= 2 * c) candidates.push_back(c);
+    double best = INFINITY;
+    std::int64_t chosen = candidates.back();
+    for (const std::int64_t c : candidates) {
+      r.tile = c;
+      double fastest = INFINITY;
+      for (int k = 0; k < 3; ++k) {
+        const auto t = Clock::now();
+        run_region(run);
+        fastest = std::min(fastest, seconds_since(t));
+      }
+      if (fastest < best) {
+        best = fastest;
+        chosen = c;
+      }
+    }
+    r.tile = chosen;
+    r.tune = false;
+    write_tile_cache();
+    ++stats_.tiles_measured;
+    stats_.tile_seconds += seconds_since(start);
+  }
+
+  // The tile cache: beside the shared object, one file per thread count, a line per measured
+  // region ("first last points tile"). A line that matches no region to be measured, or names a
+  // tile that is not a candidate, is ignored; a file that cannot be read or written is no error
+  // (the tiles are measured again).
+  std::string tile_cache_path() const {
+    return object_->path() + ".tiles-" + std::to_string(threads()) + "-threads";
+  }
+
+  void read_tile_cache() {
+    if (tile_cache_read_) return;
+    tile_cache_read_ = true;
+    std::ifstream in(tile_cache_path());
+    std::int64_t first = 0, last = 0, points = 0, tile = 0;
+    while (in >> first >> last >> points >> tile)
+      for (TiledRegion& r : program_.regions) {
+        const bool candidate =
+            tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(), tile) !=
+                              kTileCandidates.end() &&
+                          points >= 2 * tile);
+        if (r.tune && r.first == first && r.last == last && r.points == points && candidate) {
+          r.tile = tile;
+          r.tune = false;
+        }
+      }
+  }
+
+  void write_tile_cache() const {
+    std::ostringstream text;
+    for (const RegionRun& run : regions_) {
+      const TiledRegion& r = program_.regions[run.index];
+      if (run.automatic && !r.tune)
+        text << r.first << " " << r.last << " " << r.points << " " << r.tile << "\n";
+    }
+    const std::string path = tile_cache_path();
+    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+      std::ofstream out(tmp);
+      out << text.str();
+      if (!out.flush()) return;
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+
+  static int threads() {
+#if defined(JETPDE_COMPILER_OPENMP)
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+  }
 
   void prepare_regions() {
     region_at_.assign(program_.steps.size(), -1);
-    for (const TiledRegion& r : program_.regions) {
-      RegionRun run{r, {}, {}, {}, 0, {}};
+    for (std::size_t i = 0; i < program_.regions.size(); ++i) {
+      const TiledRegion& r = program_.regions[i];
+      RegionRun run{.index = i, .automatic = r.tune};
       for (int s = r.first; s < r.last; ++s) {
         const auto* k = std::get_if<Kernel>(&program_.steps[static_cast<std::size_t>(s)].op);
         run.rows.push_back(k ? reinterpret_cast<RowsFn>(object_->symbol(kernel_symbol(s) + "_rows"))
@@ -278,15 +382,16 @@ class CpuRuntime final : public Runtime {
   }
 
   // Tile after tile, each running the region's steps on its points; tiles split statically among
-  // the threads (each thread's tiles in order), row sums per thread, added in thread order.
+  // the threads (each thread's tiles in order), row sums per thread, added in thread order. A
+  // region whose tile is 0 runs its steps whole.
   void run_region(RegionRun& run) {
-#if defined(JETPDE_COMPILER_OPENMP)
-    const int nt = omp_get_max_threads();
-#else
-    const int nt = 1;
-#endif
+    const TiledRegion& r = program_.regions[run.index];
+    if (r.tile == 0) {
+      for (int s = r.first; s < r.last; ++s) run_whole(static_cast<std::size_t>(s));
+      return;
+    }
+    const int nt = threads();
     run.partial.assign(static_cast<std::size_t>(nt * run.stride), 0.0);
-    const TiledRegion& r = run.r;
     const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
     char* arena = arena_;
     const Program& p = program_;
@@ -335,6 +440,8 @@ class CpuRuntime final : public Runtime {
   std::vector<std::unique_ptr<Bf16Gemm>> bf16_gemms_;  // by step; set for native bf16 GEMMs
   std::vector<RegionRun> regions_;
   std::vector<int> region_at_;  // by step: the region starting there, else -1
+  bool tile_cache_read_ = false;
+  CompileStats& stats_;  // the Executable's (it owns this runtime)
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;
 };

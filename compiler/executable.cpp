@@ -163,14 +163,16 @@ Program lower_for(const Module& module, Backend backend, const CompileOptions& o
 std::int64_t tile_rows(const CpuCompileOptions& options) {
   if (options.tile_rows != 0) return options.tile_rows;
   if (const char* env = std::getenv("JETPDE_TILE_ROWS"); env && *env) {
+    if (std::string(env) == "auto") return 0;
     char* end = nullptr;
     const long long v = std::strtoll(env, &end, 10);
     if (*end != '\0')
       throw UserError(std::string("JETPDE_TILE_ROWS: '") + env +
-                      "' is not a whole number (points per tile; 0 or less: no tiling)");
+                      "' is neither a whole number (points per tile; 0 or less: no tiling) nor "
+                      "auto");
     return v > 0 ? v : -1;
   }
-  return kTileRows;
+  return 0;
 }
 
 Program plan_program(std::span<const Var> outputs, const CompileOptions& options) {

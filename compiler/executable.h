@@ -51,6 +51,10 @@ struct CompileStats {
   int recomputed = 0;  // buffers rematerialized under CompileOptions::memory_fraction
   double optimize_seconds = 0, lower_seconds = 0, build_seconds = 0, total_seconds = 0;
   bool cache_hit = false;
+  // Set by the first run: the tiled regions whose tile it measured (TiledRegion::tune; a tile
+  // found in the compile cache is not measured again) and the seconds measuring took.
+  int tiles_measured = 0;
+  double tile_seconds = 0;
 };
 
 // The arena a program of `outputs` takes on `options.backend` (the CPU's, for the interpreter):

@@ -76,9 +76,15 @@ std::string Program::to_text() const {
          << " @ " << view_text(g.b) << (g.transpose_b ? "'" : "") << "\n";
     }
   }
-  for (const TiledRegion& r : regions)
-    os << "tiled steps " << r.first << ".." << r.last - 1 << ": " << r.points
-       << " points, tiles of " << r.tile << "\n";
+  for (const TiledRegion& r : regions) {
+    os << "tiled steps " << r.first << ".." << r.last - 1 << ": " << r.points << " points, ";
+    if (r.tune)
+      os << "tiles to be measured\n";
+    else if (r.tile == 0)
+      os << "run whole (tiles measured slower)\n";
+    else
+      os << "tiles of " << r.tile << "\n";
+  }
   os << "outputs:";
   for (const View& v : outputs) os << " " << view_text(v);
   os << "\narena: " << arena_bytes << " bytes, peak live " << peak_live_bytes << " bytes\n";

@@ -6,6 +6,7 @@
 // stores some of them, and reduces some over rows or columns (the loss mean, a bias gradient).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -103,8 +104,17 @@ void for_each_view(const Step& step, F f) {
 struct TiledRegion {
   int first = 0, last = 0;
   std::int64_t points = 0;  // the rows of every kernel's domain in the region
-  std::int64_t tile = 0;    // points per tile
+  std::int64_t tile = 0;    // points per tile; 0: the steps run whole (tiles measured slower)
+  // The tile is the backend's to choose, by measuring the candidates (kTileCandidates) on the
+  // region's first run, once per CPU and program (cached beside the compiled kernels); `tile` is
+  // the smallest candidate until then.
+  bool tune = false;
 };
+
+// The tiles a region to be measured tries, besides running whole (jetpde_layer_bench,
+// bench/gemm/README.md: 256-512 points were fastest for 64-wide layers of 4-5 streams on the
+// 2-core machines measured; wider layers and more streams want fewer points).
+inline constexpr std::array<std::int64_t, 6> kTileCandidates{128, 256, 512, 1024, 2048, 4096};
 
 struct Program {
   std::vector<Buffer> buffers;

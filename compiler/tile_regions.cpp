@@ -72,7 +72,9 @@ std::int64_t points_from(const Program& p, std::size_t s) {
 
 int find_tiled_regions(Program& p, std::int64_t tile) {
   p.regions.clear();
-  if (tile <= 0) return 0;
+  if (tile < 0) return 0;
+  const bool tune = tile == 0;
+  if (tune) tile = kTileCandidates.front();
   const std::size_t n = p.steps.size();
   std::size_t s = 0;
   while (s < n) {
@@ -105,7 +107,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
       (std::holds_alternative<Gemm>(p.steps[e].op) ? gemm : kernel) = true;
     }
     if (gemm && kernel && e - s >= 2) {
-      p.regions.push_back({static_cast<int>(s), static_cast<int>(e), points, tile});
+      p.regions.push_back({static_cast<int>(s), static_cast<int>(e), points, tile, tune});
       s = e;
     } else {
       ++s;

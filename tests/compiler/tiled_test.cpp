@@ -6,6 +6,11 @@
 #include <omp.h>
 #endif
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <variant>
 
 #include "autodiff/ops.h"
@@ -64,8 +69,16 @@ TEST(TiledRegions, NoRegionBelowTwoTilesOrWithoutATile) {
   Graph g;
   const std::vector<Var> outs = two_streams(g, 300, 300);
   EXPECT_TRUE(lowered(outs, 256).regions.empty()) << "300 points: fewer than two tiles";
-  EXPECT_TRUE(lowered(outs, 0).regions.empty());
+  EXPECT_TRUE(lowered(outs, -1).regions.empty());
   EXPECT_FALSE(lowered(outs, 100).regions.empty());
+  // Tiles to be measured: a region wherever two of the smallest candidate fit.
+  const Program automatic = lowered(outs, 0);
+  ASSERT_FALSE(automatic.regions.empty());
+  EXPECT_TRUE(automatic.regions[0].tune);
+  EXPECT_EQ(automatic.regions[0].tile, kTileCandidates.front());
+  EXPECT_NE(automatic.to_text().find("tiles to be measured"), std::string::npos);
+  Graph small;
+  EXPECT_TRUE(lowered(two_streams(small, 200, 200), 0).regions.empty());
 }
 
 TEST(TiledRegions, ARowSumIsNotReadInsideItsRegion) {
@@ -156,6 +169,94 @@ TEST_P(TiledWorkloads, RunTileByTileAsWhole) {
     omp_set_num_threads(1);
 #endif
   }
+}
+
+// The files in `dir` whose name has `part`.
+std::vector<std::filesystem::path> files_with(const std::filesystem::path& dir,
+                                              const std::string& part) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().find(part) != std::string::npos) found.push_back(e.path());
+  return found;
+}
+
+// tile_rows 0 (auto): the first run measures each region's tile and keeps the values of the
+// steps run whole; the choice goes into the compile cache, where the next executable of the same
+// program finds it (and measures nothing); a damaged cache file is measured again.
+TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload("burgers", {1000, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  const std::filesystem::path cache =
+      std::filesystem::path(::testing::TempDir()) / ("jetpde-tiles-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  CompileOptions whole;
+  whole.cpu.tile_rows = -1;
+  whole.cpu.cache_dir = cache.string();
+  Executable reference(outs, whole);
+  reference.set(w.bindings);
+  reference.run();
+  CompileOptions automatic = whole;
+  automatic.cpu.tile_rows = 0;  // which reads JETPDE_TILE_ROWS first: unset here
+  const char* env = std::getenv("JETPDE_TILE_ROWS");
+  const std::string saved = env ? env : "";
+  ::unsetenv("JETPDE_TILE_ROWS");
+  const auto expect_values = [&](Executable& e, const std::string& what) {
+    e.set(w.bindings);
+    e.run();
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const MatrixD want = reference.output(k), got = e.output(k);
+      const double scale = std::max(1.0, want.cwiseAbs().maxCoeff());
+      EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-5 * scale) << what << ", output " << k;
+    }
+    for (const TiledRegion& r : e.program().regions) {
+      EXPECT_FALSE(r.tune) << what;
+      EXPECT_TRUE(r.tile == 0 || std::find(kTileCandidates.begin(), kTileCandidates.end(),
+                                           r.tile) != kTileCandidates.end())
+          << what << ": tile " << r.tile;
+      EXPECT_GE(r.points, 2 * r.tile) << what;
+    }
+  };
+
+  Executable first(outs, automatic);
+  ASSERT_FALSE(first.program().regions.empty()) << first.program().to_text();
+  for (const TiledRegion& r : first.program().regions) EXPECT_TRUE(r.tune);
+  const int regions = static_cast<int>(first.program().regions.size());
+  expect_values(first, "measured");
+  EXPECT_EQ(first.stats().tiles_measured, regions);
+  EXPECT_GT(first.stats().tile_seconds, 0.0);
+  const std::vector<std::filesystem::path> files = files_with(cache, ".tiles-");
+  ASSERT_EQ(files.size(), 1u) << "the tile cache file beside the shared object";
+  {
+    std::ifstream in(files[0]);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    EXPECT_EQ(lines, regions);
+  }
+
+  // Tiles of 128 everywhere, as if measured so: the next executable runs them.
+  {
+    std::ofstream out(files[0]);
+    for (const TiledRegion& r : first.program().regions)
+      out << r.first << " " << r.last << " " << r.points << " 128\n";
+  }
+  Executable second(outs, automatic);
+  expect_values(second, "from the cache");
+  EXPECT_EQ(second.stats().tiles_measured, 0);
+  for (const TiledRegion& r : second.program().regions) EXPECT_EQ(r.tile, 128);
+
+  // A damaged file, and one naming a tile that is not a candidate: measured again.
+  const TiledRegion& r0 = first.program().regions[0];
+  const std::string not_a_candidate = std::to_string(r0.first) + " " + std::to_string(r0.last) +
+                                      " " + std::to_string(r0.points) + " 300\n";
+  for (const std::string& text : {std::string("garbage\n1 2"), not_a_candidate}) {
+    { std::ofstream(files[0]) << text; }
+    Executable again(outs, automatic);
+    expect_values(again, "after '" + text + "'");
+    EXPECT_EQ(again.stats().tiles_measured, regions) << text;
+  }
+  if (env) ::setenv("JETPDE_TILE_ROWS", saved.c_str(), 1);
+  std::filesystem::remove_all(cache);
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, TiledWorkloads,
