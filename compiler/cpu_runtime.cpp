@@ -72,6 +72,11 @@ void run_sgemm(char* arena, const Program& p, const Gemm& g) {
   }
 }
 
+// Measured tiles (CpuRuntime::measure_tiles): the tile kept unless another candidate is faster by
+// more than the margin.
+constexpr std::int64_t kPreferredTile = 256;
+constexpr double kTileMargin = 0.05;
+
 // Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (f32, no transposed a:
 // tileable() in tile_regions.cpp), on the calling thread.
 void run_sgemm_tile(char* arena, const Program& p, const Gemm& g, std::int64_t points,
@@ -272,8 +277,11 @@ class CpuRuntime final : public Runtime {
 
   // TiledRegion::tune: the region runs, on this first run's values, whole and with each
   // candidate tile that gives at least two tiles, three times each; the fastest of the three
-  // counts, and the fastest candidate is kept (here and in the cache file, for the next runtime
-  // of this program on this CPU with as many threads). Any candidate gives the region's values
+  // counts. The fastest candidate is kept (here and in the cache file, for the next runtime of
+  // this program on this CPU with as many threads) where it beats tiles of kPreferredTile by more
+  // than kTileMargin; otherwise those: three runs do not tell apart candidates within the noise
+  // of a shared machine (burgers picked 512 or 1024 and ran 5-8% slower than 256;
+  // bench/README.md, "Tiled regions"). Any candidate gives the region's values
   // (a tile split moves only the last bits of row sums); the run goes on with the chosen one.
   void measure_tiles(RegionRun& run) {
     read_tile_cache();
@@ -283,7 +291,7 @@ class CpuRuntime final : public Runtime {
     std::vector<std::int64_t> candidates{0};
     for (const std::int64_t c : kTileCandidates)
       if (r.points >= 2 * c) candidates.push_back(c);
-    double best = INFINITY;
+    double best = INFINITY, preferred = INFINITY;
     std::int64_t chosen = candidates.back();
     for (const std::int64_t c : candidates) {
       r.tile = c;
@@ -293,11 +301,13 @@ class CpuRuntime final : public Runtime {
         run_region(run);
         fastest = std::min(fastest, seconds_since(t));
       }
+      if (c == kPreferredTile) preferred = fastest;
       if (fastest < best) {
         best = fastest;
         chosen = c;
       }
     }
+    if (preferred < INFINITY && best > (1.0 - kTileMargin) * preferred) chosen = kPreferredTile;
     r.tile = chosen;
     r.tune = false;
     write_tile_cache();
