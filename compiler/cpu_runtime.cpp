@@ -328,17 +328,17 @@ class CpuRuntime final : public Runtime {
     tile_cache_read_ = true;
     std::ifstream in(tile_cache_path());
     std::int64_t first = 0, last = 0, points = 0, tile = 0;
-    while (in >> first >> last >> points >> tile)
-      for (TiledRegion& r : program_.regions) {
-        const bool candidate =
-            tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(), tile) !=
-                              kTileCandidates.end() &&
-                          points >= 2 * tile);
-        if (r.tune && r.first == first && r.last == last && r.points == points && candidate) {
+    while (in >> first >> last >> points >> tile) {
+      const bool candidate = tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(),
+                                                     tile) != kTileCandidates.end() &&
+                                           points >= 2 * tile);
+      if (!candidate) continue;
+      for (TiledRegion& r : program_.regions)
+        if (r.tune && r.first == first && r.last == last && r.points == points) {
           r.tile = tile;
           r.tune = false;
         }
-      }
+    }
   }
 
   void write_tile_cache() const {
