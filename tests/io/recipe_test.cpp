@@ -54,7 +54,9 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   EXPECT_EQ(net.periodic[0].column, 0);
   EXPECT_DOUBLE_EQ(net.periodic[0].period, 6.5);  // the box's extent, not 2 pi
   EXPECT_EQ(c.spec.pinn.time_chunks, 32);
-  EXPECT_EQ(c.spec.pinn.interior_points, 4096);
+  // 2048 x 2 for two coordinates, halved in a marched window (which covers a part of the
+  // interval).
+  EXPECT_EQ(c.spec.pinn.interior_points, 2048);
   EXPECT_EQ(c.resample_every, 500);
   EXPECT_DOUBLE_EQ(c.weighting.causal_epsilon, 1.0);
   EXPECT_EQ(c.weighting.causal_scale, solvers::Weighting::CausalScale::initial);
@@ -98,6 +100,7 @@ equations: [{expression: u_t - 0.1*u_xx}]
 conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]
 )");
   EXPECT_EQ(heat.time_windows, 1);
+  EXPECT_EQ(heat.spec.pinn.interior_points, 4096);
   EXPECT_EQ(heat.stages.at(0).steps, 10000);
   EXPECT_EQ(heat.stages.at(2).steps, 2000);
   // Periodic, but with a trainable constant (which marching refuses): one window.
@@ -106,7 +109,16 @@ conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]
   // The config's own count wins.
   const RunConfig two = from(kPeriodic + "training: {time_windows: 2}\n");
   EXPECT_EQ(two.time_windows, 2);
+  EXPECT_EQ(two.spec.pinn.interior_points, 2048);
   EXPECT_EQ(two.stages.at(0).steps, 5000);
+  // One window given: the points of one run.
+  const RunConfig one = from(kPeriodic + "training: {time_windows: 1}\n");
+  EXPECT_EQ(one.time_windows, 1);
+  EXPECT_EQ(one.spec.pinn.interior_points, 4096);
+  // The config's own count of points wins over the halving.
+  const RunConfig own = from(kPeriodic + "sampling: {interior_points: 3000}\n");
+  EXPECT_EQ(own.time_windows, 4);
+  EXPECT_EQ(own.spec.pinn.interior_points, 3000);
 }
 
 // The period written into the config is the domain's extent to the last bit (2 pi, not 6.28319),
