@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <sstream>
 
 #include "autodiff/text.h"
 #include "equations/analysis.h"
 #include "equations/parser.h"
 #include "geometry/geometry.h"
+#include "io/config_schema.h"
 #include "solvers/marching.h"
 
 namespace jetpde::io {
@@ -43,6 +45,15 @@ bool given(const YAML::Node& parent, const std::string& key) {
   if (!parent || !parent.IsMap()) return false;
   const YAML::Node v = parent[key];
   return v && !v.IsNull();
+}
+
+// A count the config gives (`time_windows: 4`, `2^2`), read before the config is resolved; 0 where
+// it is not a whole number of at least 1 (the run's reading then says what is wrong with it).
+int given_count(const YAML::Node& v) {
+  double value = 0;
+  std::string why;
+  if (!v.IsScalar() || !number_value(v.Scalar(), &value, &why)) return 0;
+  return value >= 1 && value <= 1e6 && value == std::floor(value) ? static_cast<int>(value) : 0;
 }
 
 // Adam for `adam_steps` with an exponential decay to about a third of the rate; then L-BFGS in
@@ -240,7 +251,7 @@ Recipe apply_recipe(YAML::Node& raw, const ProblemFacts& f) {
   const bool marching =
       f.time && !f.periodic.empty() && f.can_march && !given(raw, "decomposition");
   const int windows = given(given_training, "time_windows")
-                          ? given_training["time_windows"].as<int>(1)
+                          ? given_count(given_training["time_windows"])
                           : (marching ? 4 : 1);
   // A marched window covers a part of the interval, so half the points still sample it at twice
   // the density of one run over the whole, and its steps cost half: Allen-Cahn, short of steps

@@ -111,6 +111,8 @@ conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]
   EXPECT_EQ(two.time_windows, 2);
   EXPECT_EQ(two.spec.pinn.interior_points, 2048);
   EXPECT_EQ(two.stages.at(0).steps, 5000);
+  // Counted as the run counts them: a constant expression is its value.
+  EXPECT_EQ(from(kPeriodic + "training: {time_windows: 2^1}\n").spec.pinn.interior_points, 2048);
   // One window given: the points of one run.
   const RunConfig one = from(kPeriodic + "training: {time_windows: 1}\n");
   EXPECT_EQ(one.time_windows, 1);
