@@ -152,6 +152,7 @@ void write_state(Hdf5Writer& w, const solvers::TrainerState& s) {
     w.write("average/sum", as_vector(s.run_sum));
     w.write_scalar("average/runs", std::int64_t{s.runs_summed});
   }
+  if (s.run_ends.rows() > 0) w.write("average/ends", s.run_ends);
   write_optimizer(w, s.optimizer);
   std::string names;
   for (const auto& [name, value] : s.inputs) {
@@ -188,6 +189,8 @@ solvers::TrainerState read_state(const std::string& f, int version) {
     s.runs_summed = static_cast<int>(read_int(f, "average/runs"));
     s.run_sum = as_eigen(read_dataset(f, "average/sum").values);
   }
+  if (has_dataset(f, "average/ends"))  // the last runs' ends (Stage::average_last)
+    s.run_ends = read_dataset(f, "average/ends").matrix();
   s.optimizer = version == 1 ? read_optimizer_v1(f) : read_optimizer(f);
   std::stringstream names(read_string_dataset(f, "inputs/names"));
   for (std::string name; std::getline(names, name);)

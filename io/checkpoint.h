@@ -14,6 +14,8 @@
 //   <kind>/entries         "<name> <type>" lines: real, integer, integers, vector, matrix, text
 //     adam/m, adam/v, adam/t                                 (Adam and AdamW)
 //     lbfgs/s, lbfgs/y [pairs, n], lbfgs/g, lbfgs/f, lbfgs/counts, lbfgs/detail     (L-BFGS)
+//   average/sum, average/runs   Stage::average: the finished runs' ends summed, their count
+//   average/ends           with Stage::average_last: the last finished runs' ends [runs, n]
 //   inputs/<name>          the point sets bound at that step; inputs/names lists them
 //   rng/seed, rng/step     every random draw (points, resampling, NTK probes) is a function of
 //                          the seed and the step number, so these two are the whole RNG state

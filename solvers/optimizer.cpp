@@ -143,6 +143,10 @@ std::vector<options::KeyPtr> rare_stage_keys() {
           options::key("average", options::Key::Type::boolean, "false",
                        "With resample_every on an L-BFGS stage: end at the mean of the "
                        "parameters each run (one per draw) ended with, not at the last run's."),
+          options::at_least(
+              0, options::key("average_last", options::Key::Type::integer, "0",
+                              "With average: the mean of only the last this many runs' ends, "
+                              "the current run's included (0: every run's).")),
           options::key("hand_on", options::Key::Type::boolean, "false",
                        "The steps this stage leaves when its optimizer stops before them (an "
                        "f32 L-BFGS stage f32 can no longer move) go to the next stage.")};
@@ -182,6 +186,8 @@ Stage stage_from_values(const options::Values& values) {
     stage.resample_every = options::as<int>(it->second);
   if (const auto it = values.find("average"); it != values.end())
     stage.average = options::as<bool>(it->second);
+  if (const auto it = values.find("average_last"); it != values.end())
+    stage.average_last = options::as<int>(it->second);
   if (const auto it = values.find("hand_on"); it != values.end())
     stage.hand_on = options::as<bool>(it->second);
   const OptimizerKind& kind = optimizer_kind(stage.optimizer);

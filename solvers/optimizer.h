@@ -76,6 +76,10 @@ struct Stage {
   // runs ended with (one run per draw) instead of the last run's, which fits its own draw of the
   // points (Polyak averaging over the draws). Also when the time budget stops the stage.
   bool average = false;
+  // With average: the mean of only the last this many runs' ends (the current run's included),
+  // so that the runs of a long stage that start far from its end (an f32 stage's iterations
+  // handed on, hand_on) do not weigh on it; 0: every run's.
+  int average_last = 0;
   // The steps this stage leaves when its optimizer stops before them (not when its time share or
   // the budget ends it) are added to the next stage's: an f32 L-BFGS stage that f32 can no longer
   // move (often within a few iterations of Adam's end) hands its iterations to the fp64 polish.

@@ -44,6 +44,13 @@ GradientSize gradient_size(const Objective& /*objective*/, const Eigen::VectorXd
   return s;
 }
 
+// Stage::average's ending: the mean of `averaged` of the stage's `runs` runs' ends.
+std::string mean_of(int averaged, int runs) {
+  return averaged < runs ? "the last " + std::to_string(averaged) + " of " + std::to_string(runs) +
+                               " runs' ends"
+                         : "the " + std::to_string(averaged) + " runs' ends";
+}
+
 }  // namespace
 
 Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weighting)
@@ -58,6 +65,10 @@ Trainer::Trainer(Objective& objective, std::vector<Stage> stages, Weighting weig
       throw UserError("trainer: stage '" + s.name +
                       "': average needs resample_every on an L-BFGS stage (it averages the "
                       "runs on the draws)");
+    if (s.average_last < 0 || (s.average_last > 0 && !s.average))
+      throw UserError("trainer: stage '" + s.name + "': average_last " +
+                      std::to_string(s.average_last) +
+                      (s.average_last < 0 ? " runs" : " needs average: true"));
     if (s.hand_on && &s == &stages_.back())
       throw UserError("trainer: stage '" + s.name +
                       "' hands its unused steps on, but it is the last stage");
@@ -404,6 +415,7 @@ TrainerState Trainer::snapshot(int step, int stage, int stage_step,
   state.seconds = run_offset_ + now_seconds() - started_;
   state.run_sum = run_sum_;
   state.runs_summed = runs_summed_;
+  state.run_ends = run_ends_;
   state.handed_steps = handed_;
   return state;
 }
@@ -432,6 +444,13 @@ void Trainer::restore(const TrainerState& state, Eigen::VectorXd& theta) const {
       (state.runs_summed > 0 && state.run_sum.size() != state.theta.size()))
     fail("its sum of the runs' parameters (average) has " + std::to_string(state.run_sum.size()) +
          " values for " + std::to_string(state.theta.size()) + " parameters");
+  const int keep = stages_[state.stage].average_last;
+  if (state.run_ends.rows() > 0 &&
+      (state.run_ends.cols() != state.theta.size() || state.run_ends.rows() >= std::max(keep, 1)))
+    fail("it holds " + std::to_string(state.run_ends.rows()) + " runs' parameters of " +
+         std::to_string(state.run_ends.cols()) + " values (average_last) where stage '" +
+         stages_[state.stage].name + "' keeps " + std::to_string(std::max(keep - 1, 0)) + " of " +
+         std::to_string(state.theta.size()));
   if (state.term_weights.size() != term_weights_.size() ||
       state.slot_weights.size() != objective_.weights().size() ||
       state.slot_losses.size() != objective_.weights().size())
@@ -463,6 +482,26 @@ std::string Trainer::non_finite_message(const Stage& stage, int step, int kept_s
     return m + "the parameters are those it resumed with (step " + std::to_string(step) + ")";
   if (si == 0) return m + "the parameters are the initial ones";
   return m + "the parameters are those the previous stage ended with";
+}
+
+void Trainer::hold_run_end(const Eigen::VectorXd& theta, int last) {
+  if (last == 0) {  // every run's: their sum
+    if (runs_summed_ == 0)
+      run_sum_ = theta;
+    else
+      run_sum_ += theta;
+    ++runs_summed_;
+    return;
+  }
+  // The last `last` - 1 ends, oldest first (the current run's end makes `last`).
+  const Eigen::Index kept = last - 1;
+  if (kept == 0) return;
+  if (run_ends_.rows() < kept) {
+    run_ends_.conservativeResize(run_ends_.rows() + 1, theta.size());
+  } else {
+    for (Eigen::Index j = 0; j + 1 < kept; ++j) run_ends_.row(j) = run_ends_.row(j + 1);
+  }
+  run_ends_.row(run_ends_.rows() - 1) = theta.transpose().array();
 }
 
 bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta,
@@ -539,19 +578,25 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
     deadline = now + stage.time_share * std::max(0.0, stop_.max_seconds - now);
   }
   int done = stage.steps;  // steps the stage took (fewer when its time share ends it)
-  // Stage::average: each run's end is summed when the next draw begins; where the stage ends, its
-  // parameters become the mean over the runs (the current run's end being theta), validated again
-  // when the step's metrics were of the last run's.
+  // Stage::average: each run's end is held when the next draw begins (summed, or with
+  // average_last the last ones kept); where the stage ends, its parameters become the mean over
+  // the runs held and the current one (its end being theta), validated again when the step's
+  // metrics were of the last run's.
   const bool averaging = every > 0 && stage.average;
   run_sum_ = start ? start->run_sum : Eigen::VectorXd();
   runs_summed_ = start ? start->runs_summed : 0;
+  run_ends_ = start ? start->run_ends : MatrixD();
   int averaged = 0;  // the runs the stage's parameters are the mean of (0: not averaged)
   const auto average_runs = [&](bool revalidate) {
-    if (!averaging || runs_summed_ == 0) return;
-    averaged = runs_summed_ + 1;
-    theta = (run_sum_ + theta) / static_cast<double>(averaged);
+    const Eigen::Index held = stage.average_last > 0 ? run_ends_.rows() : runs_summed_;
+    if (!averaging || held == 0) return;
+    averaged = static_cast<int>(held) + 1;
+    const Eigen::VectorXd sum =
+        stage.average_last > 0 ? Eigen::VectorXd(run_ends_.colwise().sum().transpose()) : run_sum_;
+    theta = (sum + theta) / static_cast<double>(averaged);
     run_sum_.resize(0);
     runs_summed_ = 0;
+    run_ends_.resize(0, 0);
     if (revalidate && validation_ && !history_.empty() && !history_.back().metrics.empty()) {
       last_metrics_ = validation_(theta);
       history_.back().metrics = last_metrics_;
@@ -562,13 +607,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
   for (int k = first; k < stage.steps; ++k) {
     if (resample_due(k)) {
       whole(nullptr);
-      if (averaging) {
-        if (runs_summed_ == 0)
-          run_sum_ = theta;
-        else
-          run_sum_ += theta;
-        ++runs_summed_;
-      }
+      if (averaging) hold_run_end(theta, stage.average_last);
       objective_.set_inputs(resampler_(step, theta));
       if (fixed_objective) {
         began = k;
@@ -646,7 +685,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       set_stopped(stop, stage, step, s.loss, result);
       if (averaged > 0)
         result.message +=
-            " (the parameters the mean of the " + std::to_string(averaged) + " runs' ends)";
+            " (the parameters the mean of " + mean_of(averaged, began / every + 1) + ")";
       return false;
     }
     if (share_spent) {
@@ -654,7 +693,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       break;
     }
   }
-  if (broke && averaging && runs_summed_ > 0) {
+  if (broke && averaging && (runs_summed_ > 0 || run_ends_.rows() > 0)) {
     average_runs(true);
     if (checkpointer_) {
       TrainerState state = snapshot(step, static_cast<int>(si), stage.steps, theta);
@@ -671,8 +710,7 @@ bool Trainer::run_stage(std::size_t si, const TrainerState* start, Eigen::Vector
       (began > 0 ? " in the last of " + std::to_string(began / every + 1) +
                        " runs, each on points drawn anew"
                  : "") +
-      (averaged > 0 ? "; the parameters the mean of the " + std::to_string(averaged) + " runs' ends"
-                    : "") +
+      (averaged > 0 ? "; the parameters the mean of " + mean_of(averaged, began / every + 1) : "") +
       (done < stage.steps ? " (its time share spent)" : "");
   handed_ = stage.hand_on && broke ? stage.steps - taken : 0;
   if (handed_ > 0)

@@ -141,6 +141,9 @@ struct TrainerState {
   // count (0: none yet).
   Eigen::VectorXd run_sum;
   int runs_summed = 0;
+  // With Stage::average_last: the ends of the last finished runs instead (one row each, oldest
+  // first, at most average_last - 1 of them).
+  MatrixD run_ends;
   int handed_steps = 0;  // steps stages[stage] has beyond its own, from the stage before (hand_on)
   std::string endings;   // how the stages before `stage` ended
   double loss = 0;       // the last step's
@@ -236,6 +239,8 @@ class Trainer {
   void restore(const TrainerState& state, Eigen::VectorXd& theta) const;
   TrainerState snapshot(int step, int stage, int stage_step, const Eigen::VectorXd& theta) const;
   bool checkpoint_due(int step, bool last) const;
+  // Stage::average: holds a finished run's end (summed; with average_last > 0 kept among the last).
+  void hold_run_end(const Eigen::VectorXd& theta, int last);
   // One stage from `start` (steps already done in it); false when training must stop (result set).
   bool run_stage(std::size_t si, const TrainerState* start, Eigen::VectorXd& theta, int& step,
                  TrainResult& result);
@@ -263,6 +268,7 @@ class Trainer {
   // Stage::average in the stage that runs: the finished runs' parameters summed, their count.
   Eigen::VectorXd run_sum_;
   int runs_summed_ = 0;
+  MatrixD run_ends_;  // with Stage::average_last: the last runs' ends (TrainerState)
   // Stage::hand_on: the steps the running stage has beyond its own, from the stage before.
   int handed_ = 0;
   StopConditions stop_;

@@ -21,7 +21,7 @@ def test_declarations_are_exposed():
     assert names(_jetpde.optimizer_keys("lbfgs")) == [
         "name", "optimizer", "steps", "history", "gradient_tolerance", "function_tolerance",
         "max_evaluations", "precision", "time_share", "resample_every", "average",
-        "hand_on"]
+        "average_last", "hand_on"]
     assert "learning_rate" in names(_jetpde.optimizer_keys("adamw"))
     assert _jetpde.optimizer_names() == sorted(_jetpde.optimizer_names())
     kind = _jetpde.option_keys("conditions[]")[0]

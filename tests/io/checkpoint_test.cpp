@@ -82,6 +82,7 @@ TEST_F(Checkpoints, EveryPartRoundTripsBitForBit) {
   s.causal_scales = {155.75, 1.0};
   s.run_sum = Eigen::VectorXd::LinSpaced(7, 1.0 / 3, 3.0);  // an averaging stage's finished runs
   s.runs_summed = 2;
+  s.run_ends = MatrixD::Random(3, 7);  // a tail average's last runs (Stage::average_last)
   s.inputs = {{"interior", MatrixD::Random(5, 2)}, {"condition0", MatrixD::Random(3, 2)}};
   const MatrixD pairs = MatrixD::Random(2, 7);
   const Eigen::VectorXd g = Eigen::VectorXd::Random(7);
@@ -109,6 +110,8 @@ TEST_F(Checkpoints, EveryPartRoundTripsBitForBit) {
   EXPECT_EQ(t.causal_scales, s.causal_scales);
   EXPECT_TRUE(t.run_sum == s.run_sum);
   EXPECT_EQ(t.runs_summed, 2);
+  ASSERT_EQ(t.run_ends.rows(), 3);
+  EXPECT_TRUE((t.run_ends == s.run_ends).all());
   ASSERT_EQ(t.inputs.size(), 2u);
   EXPECT_TRUE((t.inputs.at("interior") == s.inputs.at("interior")).all());
   EXPECT_TRUE((t.inputs.at("condition0") == s.inputs.at("condition0")).all());

@@ -132,7 +132,7 @@ TEST(Config, UnknownKeyNamesThePathAndLine) {
       "optimizer, steps, learning_rate, schedule, decay_rate, decay_steps, "
       "min_learning_rate, warmup_steps, weight_decay, history, gradient_tolerance, "
       "function_tolerance, max_evaluations, precondition_frequency, max_precondition_dim, "
-      "precision, time_share, resample_every, average, hand_on)");
+      "precision, time_share, resample_every, average, average_last, hand_on)");
 }
 
 // RAD needs something that draws: sampling.resample_every, or a stage's own resample_every (an

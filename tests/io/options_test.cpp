@@ -149,10 +149,10 @@ TEST(Declarations, ReadSetsTheDeclaredMembers) {
   // Each kind's own keys, and all of them in the schema's stage.
   std::vector<std::string> lbfgs;
   for (const auto& k : solvers::stage_keys("lbfgs")) lbfgs.push_back(k->name);
-  EXPECT_EQ(lbfgs,
-            (std::vector<std::string>{"name", "optimizer", "steps", "history", "gradient_tolerance",
-                                      "function_tolerance", "max_evaluations", "precision",
-                                      "time_share", "resample_every", "average", "hand_on"}));
+  EXPECT_EQ(lbfgs, (std::vector<std::string>{
+                       "name", "optimizer", "steps", "history", "gradient_tolerance",
+                       "function_tolerance", "max_evaluations", "precision", "time_share",
+                       "resample_every", "average", "average_last", "hand_on"}));
   std::vector<std::string> stage_paths;
   for (const auto& k : schema_key("training.stages[]").children) stage_paths.push_back(k->name);
   std::vector<std::string> all;
@@ -231,7 +231,7 @@ TEST(Declarations, AKeyDeclaredOnceReachesSchemaDocsAndReader) {
                     "t.yaml:5:23: training.stages[0].test_kind_rate: '2' is out of range (at most "
                     "1)");
   // Adam's keys are not the test kind's, and the kind's factory gets the value.
-  EXPECT_EQ(solvers::stage_keys("test_kind").size(), 9u);  // its key and the eight every stage has
+  EXPECT_EQ(solvers::stage_keys("test_kind").size(), 10u);  // its key and the nine every stage has
   EXPECT_EQ(solvers::make_optimizer(given, nn::ParameterLayout{})->state_vectors(), 2);
 }
 

@@ -295,7 +295,7 @@ TEST(Soap, OptionsAndConfigKeys) {
                        "name", "optimizer", "steps", "learning_rate", "schedule", "decay_rate",
                        "decay_steps", "min_learning_rate", "warmup_steps", "weight_decay",
                        "precondition_frequency", "max_precondition_dim", "precision", "time_share",
-                       "resample_every", "average", "hand_on"}));
+                       "resample_every", "average", "average_last", "hand_on"}));
   const Stage s = stage_from_values({{"optimizer", std::string("soap")},
                                      {"steps", 100LL},
                                      {"learning_rate", 3e-3},

@@ -630,9 +630,10 @@ TEST(Trainer, AnLbfgsStageThatDrawsNewPointsRestartsOnEachDraw) {
 // Stage::average: the L-BFGS stage that draws new points every 10 steps ends at the mean of its
 // three runs' ends (stage steps 10, 20 and 25 of the same run without averaging, which takes the
 // same steps: the mean is taken where the stage ends), and the last validation is of the mean.
+// With average_last: 2, the mean of the last two runs' ends only.
 TEST(Trainer, AnAveragingStageEndsAtTheMeanOfItsRuns) {
   const auto train = [](bool average, std::vector<Eigen::VectorXd>* ends,
-                        std::vector<StepInfo>* history) {
+                        std::vector<StepInfo>* history, int last = 0) {
     Poisson1d p;
     Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
     obj.set_inputs(p.inputs());
@@ -644,7 +645,8 @@ TEST(Trainer, AnAveragingStageEndsAtTheMeanOfItsRuns) {
         .steps = 25,
         .options = nn::LbfgsOptions{.gradient_tolerance = 0, .function_tolerance = 0},
         .resample_every = 10,
-        .average = average};
+        .average = average,
+        .average_last = last};
     Trainer trainer(obj, {adam, redraw});
     trainer.resample_every(0, [](int step, const Eigen::VectorXd&) {
       std::mt19937_64 rng(static_cast<std::uint64_t>(step));
@@ -681,6 +683,15 @@ TEST(Trainer, AnAveragingStageEndsAtTheMeanOfItsRuns) {
   ASSERT_FALSE(history.empty());
   EXPECT_EQ(history.back().metrics.at("norm"), mean.norm());
   EXPECT_EQ(averaged.metrics.at("norm"), mean.norm());
+  const auto [tail, tail_result] = train(true, nullptr, nullptr, 2);
+  const Eigen::VectorXd want_tail = (ends[1] + last) / 2.0;
+  EXPECT_TRUE(tail == want_tail) << "max difference " << (tail - want_tail).cwiseAbs().maxCoeff();
+  EXPECT_NE(tail_result.message.find("the parameters the mean of the last 2 of 3 runs' ends"),
+            std::string::npos)
+      << tail_result.message;
+  // A tail as long as the runs: the mean of all of them, as without one.
+  const auto [long_tail, long_result] = train(true, nullptr, nullptr, 5);
+  EXPECT_TRUE(long_tail == mean) << "max difference " << (long_tail - mean).cwiseAbs().maxCoeff();
   // Only where there are runs to average.
   Poisson1d p;
   Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
@@ -692,6 +703,16 @@ TEST(Trainer, AnAveragingStageEndsAtTheMeanOfItsRuns) {
       [&] { Trainer(obj, {Stage{.steps = 5, .resample_every = 2, .average = true}}); },
       "trainer: stage 'adam': average needs resample_every on an L-BFGS stage (it averages the "
       "runs on the draws)");
+  const Stage lbfgs{.optimizer = "lbfgs", .steps = 5, .resample_every = 2};
+  Stage without = lbfgs;
+  without.average_last = 3;
+  expect_user_error([&] { Trainer(obj, {without}); },
+                    "trainer: stage 'adam': average_last 3 needs average: true");
+  Stage negative = lbfgs;
+  negative.average = true;
+  negative.average_last = -1;
+  expect_user_error([&] { Trainer(obj, {negative}); },
+                    "trainer: stage 'adam': average_last -1 runs");
 }
 
 // A run stopped after any checkpoint and resumed in a fresh objective and trainer ends with the
@@ -758,6 +779,64 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
   bad.stage = 7;
   expect_user_error([&] { run(&bad, nullptr); },
                     "trainer: cannot resume from this checkpoint: it is in stage 8 of 3");
+}
+
+// Stage::average_last: the checkpoints inside the stage carry the last runs' ends it keeps (one,
+// for a mean of the last two), and a run resumed from any of them ends the same, bit for bit.
+TEST(Trainer, ResumingATailAverageGivesTheSameParameters) {
+  const std::vector<Stage> stages{
+      {.name = "adam", .steps = 20, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
+      {.name = "redraw",
+       .optimizer = "lbfgs",
+       .steps = 30,
+       .options = nn::LbfgsOptions{.gradient_tolerance = 0, .function_tolerance = 0},
+       .resample_every = 10,
+       .average = true,
+       .average_last = 2}};
+  const auto run = [&](const TrainerState* resume, std::vector<TrainerState>* saved) {
+    Poisson1d p;
+    Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+    obj.set_inputs(p.inputs());
+    Trainer trainer(obj, stages);
+    trainer.resample_every(0, [](int step, const Eigen::VectorXd&) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(step));
+      std::uniform_real_distribution<double> u(0, 1);
+      MatrixD x(32, 1);
+      for (auto& v : x.reshaped()) v = u(rng);
+      return Bindings{{"x", x}};
+    });
+    if (saved) trainer.checkpoint_every(5, [&](const TrainerState& s) { saved->push_back(s); });
+    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(4));
+    const TrainResult r = trainer.train(theta, resume);
+    EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+    return std::pair{theta, r};
+  };
+  std::vector<TrainerState> saved;
+  const auto [full, full_result] = run(nullptr, &saved);
+  ASSERT_EQ(saved.size(), 10u) << full_result.message;  // steps 5..50
+  ASSERT_EQ(saved[6].stage_step, 15);
+  ASSERT_EQ(saved[8].stage_step, 25);
+  EXPECT_EQ(saved[6].run_ends.rows(), 1);  // the run that ended at stage step 10
+  EXPECT_EQ(saved[8].run_ends.rows(), 1);  // that of step 20 (the mean is of the last two)
+  EXPECT_TRUE((saved[8].run_ends.row(0) != saved[6].run_ends.row(0)).any());
+  EXPECT_EQ(saved[8].runs_summed, 0);
+  EXPECT_NE(full_result.message.find("the parameters the mean of the last 2 of 3 runs' ends"),
+            std::string::npos)
+      << full_result.message;
+  for (const std::size_t k : {5u, 6u, 8u}) {
+    const auto [resumed, r] = run(&saved[k], nullptr);
+    EXPECT_EQ(r.message, full_result.message);
+    EXPECT_TRUE(resumed == full) << "from step " << saved[k].step << ": max difference "
+                                 << (resumed - full).cwiseAbs().maxCoeff();
+  }
+  // Ends that do not fit the stage's tail.
+  TrainerState bad = saved[8];
+  bad.run_ends = MatrixD::Zero(2, bad.theta.size());
+  expect_user_error([&] { run(&bad, nullptr); },
+                    "trainer: cannot resume from this checkpoint: it holds 2 runs' parameters of " +
+                        std::to_string(bad.theta.size()) +
+                        " values (average_last) where stage 'redraw' keeps 1 of " +
+                        std::to_string(bad.theta.size()));
 }
 
 // Stage::hand_on: an L-BFGS stage that stops before its steps (here at a gradient tolerance, as
