@@ -58,15 +58,20 @@ int given_count(const YAML::Node& v) {
 
 // Adam for `adam_steps` with an exponential decay to about a third of the rate; then L-BFGS in
 // the run's precision until it no longer changes the loss (f32 sometimes stops it within a few
-// iterations: wave's seed 0 and every window of reaction's stopped after 2-7, even with the
-// history forgotten and -g tried); then the fp64 polish, L-BFGS on the same parameters in double
-// (the stage that takes a PINN from 1e-3 to 1e-4: bench/README.md). The f32 stage does not hand
-// its unused iterations to the polish (Stage::hand_on): wave's seed 0 polish then ran 28 runs
-// instead of 8 and its loss fell 4.6x further, but the mean of all 28 runs' ends, most of them
-// from where the loss was still falling, was 1.6x worse (bench/README.md, "Unused L-BFGS
-// iterations handed to the polish"). Under
-// a time budget (training.max_time, and each time window's share of it) Adam takes at most 0.7 of
-// the time and L-BFGS half of what is left, so that the polish always runs. The fp64 polish draws
+// iterations of Adam's end, at a loss far above its rounding: wave's seed 0 and windows of
+// reaction, Allen-Cahn and advection stopped after 2-7, even with the history forgotten and -g
+// tried); then the fp64 polish, L-BFGS on the same parameters in double (the stage that takes a
+// PINN from 1e-3 to 1e-4: bench/README.md). The iterations the f32 stage leaves go on in fp64 on
+// the same draw (Stage::hand_on to `fp64_continue`, whose own single iteration is all it does
+// when f32 ran its 5000): wave's seed 0 went from 1.0e-3 to 8.2e-5, Allen-Cahn's seed 2 and
+// advection's seed 2 from 1.27e-3 and 1.33e-3 (the iterations handed to the polish's restarted
+// runs instead) to 7.4e-4 and 7.8e-4 (bench/README.md, "An fp64 continuation of the f32 stage").
+// What the continuation leaves in turn goes to the polish, which then averages only its last
+// polish_steps / kQuasiNewtonDraw runs (Stage::average_last; as many as it has without handed
+// iterations: the mean of all of 28 runs' ends, most from where the loss was still falling, was
+// worse than none handed on; "A tail average for the handed-on polish"). Under a time budget
+// (training.max_time, and each time window's share of it) Adam takes at most 0.7 of the time and
+// each L-BFGS stage half of what is left, so that the polish always runs. The fp64 polish draws
 // its points anew (RAD, as Adam's) every kQuasiNewtonDraw iterations and restarts on them: on one
 // draw the thousands of quasi-Newton iterations overfit it (Burgers' error fell early in the polish
 // and then rose while the loss fell). The f32 L-BFGS stage keeps its one draw: restarting it every
@@ -90,6 +95,15 @@ YAML::Node stages(int adam_steps, int polish_steps) {
   lbfgs["steps"] = 5000;
   lbfgs["function_tolerance"] = 0;
   lbfgs["time_share"] = "0.5";
+  lbfgs["hand_on"] = true;
+  YAML::Node fp64;
+  fp64["name"] = "fp64_continue";
+  fp64["optimizer"] = "lbfgs";
+  fp64["steps"] = 1;
+  fp64["function_tolerance"] = 0;
+  fp64["precision"] = "fp64";
+  fp64["time_share"] = "0.5";
+  fp64["hand_on"] = true;
   YAML::Node polish;
   polish["name"] = "polish";
   polish["optimizer"] = "lbfgs";
@@ -98,9 +112,11 @@ YAML::Node stages(int adam_steps, int polish_steps) {
   polish["precision"] = "fp64";
   polish["resample_every"] = kQuasiNewtonDraw;
   polish["average"] = true;
+  polish["average_last"] = polish_steps / kQuasiNewtonDraw;
   YAML::Node list(YAML::NodeType::Sequence);
   list.push_back(adam);
   list.push_back(lbfgs);
+  list.push_back(fp64);
   list.push_back(polish);
   return list;
 }

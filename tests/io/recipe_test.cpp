@@ -67,25 +67,40 @@ TEST(Recipe, ATimeDependentPeriodicProblemGetsCausalTrainingAndAPeriodicNetwork)
   // Equal shares of the budget: growing ones (1 : 2 : 3 : 4) left the early windows worse, and
   // their error is what the later ones start from (bench/README.md).
   EXPECT_EQ(c.window_shares, solvers::WindowShares::equal);
-  ASSERT_EQ(c.stages.size(), 3u);
+  ASSERT_EQ(c.stages.size(), 4u);
   EXPECT_EQ(c.stages[0].optimizer, "adam");
   EXPECT_EQ(c.stages[0].steps, 5000);
-  EXPECT_EQ(c.stages[2].steps, 2000) << "the polish as long as a single run's (a budget ends it)";
   EXPECT_EQ(c.stages[1].optimizer, "lbfgs");
   EXPECT_FALSE(c.stages[1].precision.has_value());  // the run's
-  EXPECT_EQ(c.stages[2].name, "polish");
+  // What the f32 stage leaves goes on in fp64 on the same points; its own single iteration is
+  // all it does when f32 runs its 5000.
+  EXPECT_EQ(c.stages[2].name, "fp64_continue");
+  EXPECT_EQ(c.stages[2].optimizer, "lbfgs");
+  EXPECT_EQ(c.stages[2].steps, 1);
   EXPECT_EQ(c.stages[2].precision, compiler::PrecisionPolicy::fp64);
+  EXPECT_EQ(c.stages[3].steps, 2000) << "the polish as long as a single run's (a budget ends it)";
+  EXPECT_EQ(c.stages[3].name, "polish");
+  EXPECT_EQ(c.stages[3].precision, compiler::PrecisionPolicy::fp64);
   // Under a time budget the polish keeps a share of it.
   EXPECT_DOUBLE_EQ(c.stages[0].time_share, 0.7);
   EXPECT_DOUBLE_EQ(c.stages[1].time_share, 0.5);
-  EXPECT_DOUBLE_EQ(c.stages[2].time_share, 0.0);
+  EXPECT_DOUBLE_EQ(c.stages[2].time_share, 0.5);
+  EXPECT_DOUBLE_EQ(c.stages[3].time_share, 0.0);
   // Adam draws new points every 500 steps (sampling), the fp64 polish every 250 of its
-  // iterations; the f32 L-BFGS stage keeps one draw.
+  // iterations; the L-BFGS stages before it keep one draw.
   EXPECT_EQ(c.stages[0].resample_every, 0);
   EXPECT_EQ(c.stages[1].resample_every, 0);
-  EXPECT_EQ(c.stages[2].resample_every, 250);
+  EXPECT_EQ(c.stages[2].resample_every, 0);
+  EXPECT_EQ(c.stages[3].resample_every, 250);
   EXPECT_FALSE(c.stages[1].average);
-  EXPECT_TRUE(c.stages[2].average) << "the polish ends at the mean of its runs";
+  EXPECT_FALSE(c.stages[2].average);
+  EXPECT_TRUE(c.stages[3].average) << "the polish ends at the mean of its runs";
+  // Unused iterations go on down the L-BFGS stages; the polish averages only as many of its last
+  // runs as its own 2000 iterations make.
+  EXPECT_TRUE(c.stages[1].hand_on);
+  EXPECT_TRUE(c.stages[2].hand_on);
+  EXPECT_FALSE(c.stages[3].hand_on);
+  EXPECT_EQ(c.stages[3].average_last, 2000 / 250);
   EXPECT_TRUE(c.adaptive);
   EXPECT_EQ(c.resolved["training"]["recipe"].as<std::string>(), "auto");
   const std::string text = c.recipe.describe();
@@ -102,7 +117,7 @@ conditions: [{kind: initial_value, value: sin(pi*x)}, {kind: dirichlet}]
   EXPECT_EQ(heat.time_windows, 1);
   EXPECT_EQ(heat.spec.pinn.interior_points, 4096);
   EXPECT_EQ(heat.stages.at(0).steps, 10000);
-  EXPECT_EQ(heat.stages.at(2).steps, 2000);
+  EXPECT_EQ(heat.stages.at(3).steps, 2000);
   // Periodic, but with a trainable constant (which marching refuses): one window.
   const RunConfig inverse = from(kPeriodic + "parameters: {k: 1}\n");
   EXPECT_EQ(inverse.time_windows, 1);
