@@ -715,17 +715,38 @@ TEST(Trainer, AnAveragingStageEndsAtTheMeanOfItsRuns) {
                     "trainer: stage 'adam': average_last -1 runs");
 }
 
+// 32 points in [0, 1] drawn from the step's own seed (so that a resumed run draws the same).
+Bindings draw_points(int step, const Eigen::VectorXd&) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(step));
+  std::uniform_real_distribution<double> u(0, 1);
+  MatrixD x(32, 1);
+  for (auto& v : x.reshaped()) v = u(rng);
+  return Bindings{{"x", x}};
+}
+
+// Poisson1d trained through `stages` from the network's init(seed), from `resume` when given,
+// draw_points every `every` steps (0: only where a stage draws its own), a checkpoint every 5
+// steps into `saved` when given; the run must finish. The end's parameters and the result.
+std::pair<Eigen::VectorXd, TrainResult> train_saving(const std::vector<Stage>& stages,
+                                                     const Weighting& weighting, int every,
+                                                     std::uint64_t seed, const TrainerState* resume,
+                                                     std::vector<TrainerState>* saved) {
+  Poisson1d p;
+  Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
+  obj.set_inputs(p.inputs());
+  Trainer trainer(obj, stages, weighting);
+  trainer.resample_every(every, draw_points);
+  if (saved) trainer.checkpoint_every(5, [&](const TrainerState& s) { saved->push_back(s); });
+  Eigen::VectorXd theta = obj.layout().flatten(p.net.init(seed));
+  const TrainResult r = trainer.train(theta, resume);
+  EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
+  return {theta, r};
+}
+
 // A run stopped after any checkpoint and resumed in a fresh objective and trainer ends with the
 // same parameters, bit for bit, as the run that never stopped: in an Adam stage (moments, weights
 // updated by annealing, points resampled) and in an L-BFGS stage (its history).
 TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
-  const auto resampler = [](int step, const Eigen::VectorXd&) {
-    std::mt19937_64 rng(static_cast<std::uint64_t>(step));
-    std::uniform_real_distribution<double> u(0, 1);
-    MatrixD x(32, 1);
-    for (auto& v : x.reshaped()) v = u(rng);
-    return Bindings{{"x", x}};
-  };
   // The last stage draws new points every 10 of its steps and restarts L-BFGS on them: it has
   // checkpoints inside its first run (stage step 5), on a draw (10) and inside its last run (25,
   // where the restored L-BFGS has the 10 iterations left as its limit, as the one that ran). It
@@ -742,16 +763,7 @@ TEST(Trainer, ResumingFromACheckpointGivesTheSameParameters) {
        .average = true}};
   const Weighting weighting{.kind = Weighting::Kind::annealing, .initial = {1.0, 10.0}, .every = 5};
   const auto run = [&](const TrainerState* resume, std::vector<TrainerState>* saved) {
-    Poisson1d p;
-    Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
-    obj.set_inputs(p.inputs());
-    Trainer trainer(obj, stages, weighting);
-    trainer.resample_every(10, resampler);
-    if (saved) trainer.checkpoint_every(5, [&](const TrainerState& s) { saved->push_back(s); });
-    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(5));
-    const TrainResult r = trainer.train(theta, resume);
-    EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
-    return std::pair{theta, r};
+    return train_saving(stages, weighting, 10, 5, resume, saved);
   };
   std::vector<TrainerState> saved;
   const auto [full, full_result] = run(nullptr, &saved);
@@ -794,22 +806,7 @@ TEST(Trainer, ResumingATailAverageGivesTheSameParameters) {
        .average = true,
        .average_last = 2}};
   const auto run = [&](const TrainerState* resume, std::vector<TrainerState>* saved) {
-    Poisson1d p;
-    Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
-    obj.set_inputs(p.inputs());
-    Trainer trainer(obj, stages);
-    trainer.resample_every(0, [](int step, const Eigen::VectorXd&) {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(step));
-      std::uniform_real_distribution<double> u(0, 1);
-      MatrixD x(32, 1);
-      for (auto& v : x.reshaped()) v = u(rng);
-      return Bindings{{"x", x}};
-    });
-    if (saved) trainer.checkpoint_every(5, [&](const TrainerState& s) { saved->push_back(s); });
-    Eigen::VectorXd theta = obj.layout().flatten(p.net.init(4));
-    const TrainResult r = trainer.train(theta, resume);
-    EXPECT_EQ(r.status, TrainResult::Status::finished) << r.message;
-    return std::pair{theta, r};
+    return train_saving(stages, {}, 0, 4, resume, saved);
   };
   std::vector<TrainerState> saved;
   const auto [full, full_result] = run(nullptr, &saved);
@@ -989,13 +986,6 @@ TEST(Trainer, AStagesTimeShareLeavesTheRestOfTheBudgetToTheNextStage) {
 // below. Re-pin only from a run of commit f061c50 (before the change), never from the code under
 // test.
 TEST(Trainer, AShortAdamAdamwLbfgsRunIsPinned) {
-  const auto resampler = [](int step, const Eigen::VectorXd&) {
-    std::mt19937_64 rng(static_cast<std::uint64_t>(step));
-    std::uniform_real_distribution<double> u(0, 1);
-    MatrixD x(32, 1);
-    for (auto& v : x.reshaped()) v = u(rng);
-    return Bindings{{"x", x}};
-  };
   Poisson1d p;
   Objective obj({{"pde", p.residual}, {"bc", p.boundary}}, p.net.params(), options());
   obj.set_inputs(p.inputs());
@@ -1012,7 +1002,7 @@ TEST(Trainer, AShortAdamAdamwLbfgsRunIsPinned) {
       {.name = "lbfgs", .optimizer = "lbfgs", .steps = 20}};
   Trainer trainer(obj, stages,
                   {.kind = Weighting::Kind::annealing, .initial = {1.0, 10.0}, .every = 5});
-  trainer.resample_every(10, resampler);
+  trainer.resample_every(10, draw_points);
   Eigen::VectorXd theta = obj.layout().flatten(p.net.init(11));
   const TrainResult r = trainer.train(theta);
   ASSERT_EQ(r.status, TrainResult::Status::finished) << r.message;
