@@ -68,7 +68,7 @@ int given_count(const YAML::Node& v) {
 // runs instead) to 7.4e-4 and 7.8e-4 (bench/README.md, "An fp64 continuation of the f32 stage").
 // What the continuation leaves in turn goes to the polish, which then averages only its last
 // polish_steps / kQuasiNewtonDraw runs (Stage::average_last; as many as it has without handed
-// iterations: the mean of all of 28 runs' ends, most from where the loss was still falling, was
+// iterations: the mean of all 28 runs' ends, most from where the loss was still falling, was
 // worse than none handed on; "A tail average for the handed-on polish"). Under a time budget
 // (training.max_time, and each time window's share of it) Adam takes at most 0.7 of the time and
 // each L-BFGS stage half of what is left, so that the polish always runs. The fp64 polish draws
