@@ -16,6 +16,8 @@
 #                    the communication model; BENCH_SCALING_ARGS: its options)
 #   BENCH_MEMORY=0   no jetpde_memory_bench (a step's arena and time at 1x, 4x, 16x the points, in
 #                    one batch and under a memory budget; BENCH_MEMORY_ARGS: its options)
+#   BENCH_E2E=0      no bench/e2e/e2e.py (a whole Adam training step of three examples through
+#                    `jetpde run`, fp32 and auto, against PyTorch and JAX; BENCH_E2E_ARGS: its options)
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -31,6 +33,8 @@ BENCH_SCALING=${BENCH_SCALING:-1}
 BENCH_SCALING_ARGS=${BENCH_SCALING_ARGS:-}
 BENCH_MEMORY=${BENCH_MEMORY:-1}
 BENCH_MEMORY_ARGS=${BENCH_MEMORY_ARGS:-}
+BENCH_E2E=${BENCH_E2E:-1}
+BENCH_E2E_ARGS=${BENCH_E2E_ARGS:-}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -75,6 +79,12 @@ $run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $bf16_json $torch_
   --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
   failed="$failed compare.py"
 rm -f "$out"/*.rc
+if [ "${BENCH_E2E}" != 0 ]; then
+  # What a user waits for: `jetpde run` against the same examples in PyTorch and JAX, Adam included.
+  echo; echo "== end to end: bench/e2e/e2e.py --build ${BUILD_DIR} --threads ${BENCH_THREADS} --python $py ${BENCH_E2E_ARGS}"
+  $run python3 bench/e2e/e2e.py --build "${BUILD_DIR}" --threads ${BENCH_THREADS} --python "$py" \
+    ${BENCH_E2E_ARGS} || failed="$failed e2e.py"
+fi
 if [ "${BENCH_OPENMP}" != 0 ]; then
   echo; echo "== threads: ${BUILD_DIR}/bench/threads/jetpde_threads_bench ${BENCH_OPENMP_ARGS}"
   $run ${BUILD_DIR}/bench/threads/jetpde_threads_bench ${BENCH_OPENMP_ARGS} | \
