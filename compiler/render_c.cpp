@@ -1,7 +1,9 @@
 #include "compiler/render_c.h"
 
+#include <array>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "autodiff/errors.h"
 #include "autodiff/primitive.h"
@@ -53,20 +55,9 @@ bool reduces_rows(const Kernel& k) {
   return false;
 }
 
-// The work of row i: the vectorized loop over the columns (loads, values, stores, the row's
-// column sums and its contributions to `acc`, the row sums' accumulators), then the column sums'
-// stores.
-void render_row(std::ostringstream& os, const Program& p, const Kernel& k) {
+// One column j of row i: loads, values, stores, and the reductions' terms.
+void render_columns(std::ostringstream& os, const Program& p, const Kernel& k) {
   const std::int64_t cols = k.domain.cols;
-  std::string simd_reduction;
-  for (std::size_t r = 0; r < k.reductions.size(); ++r)
-    if (!k.reductions[r].over_rows) {
-      os << "    double c" << r << " = 0;\n";
-      simd_reduction += (simd_reduction.empty() ? "" : ",") + std::string("c") + std::to_string(r);
-    }
-  os << "    #pragma omp simd"
-     << (simd_reduction.empty() ? "" : " reduction(+:" + simd_reduction + ")")
-     << "\n    for (long j = 0; j < " << cols << "; ++j) {\n";
   for (std::size_t v = 0; v < k.values.size(); ++v) {
     const Value& val = k.values[v];
     os << "      const " << c_type(val.dtype) << " v" << v << " = ";
@@ -98,7 +89,59 @@ void render_row(std::ostringstream& os, const Program& p, const Kernel& k) {
     else
       os << "      c" << r << " += v" << red.value << ";\n";
   }
-  os << "    }\n";
+}
+
+// Whether a value of the kernel calls a <cmath> function (one of c_math_functions, the
+// identifiers followed by '(' in the primitives' C expressions).
+bool calls_math(const Kernel& k) {
+  for (const Value& v : k.values) {
+    const char* c = v.kind == Value::Kind::Compute ? primitive(v.op).c_expr : nullptr;
+    if (!c) continue;
+    const std::string expr = c;
+    for (const std::string& name : c_math_functions())
+      if (expr.find(name + "(") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The column ranges of a row's vectorized loops, with each range's simdlen (0: the compiler's).
+// One range, unless the kernel calls <cmath> functions and its width leaves a remainder that the
+// compiler would run in scalar code: GCC vectorizes `omp simd` loops of 16 floats on AVX-512, and
+// their tail only when it is a multiple of 8, so a width of 20 (a 20-wide layer) called scalar
+// tanhf on 4 of every 20 values, 12% of a Burgers step (bench/README.md, "End to end"). There the
+// tail becomes loops of 8 and 4 columns whose calls go to libmvec's 8- and 4-lane variants.
+std::vector<std::array<std::int64_t, 3>> column_ranges(const Kernel& k) {
+  const std::int64_t cols = k.domain.cols, main = cols / 16 * 16;
+  if (main == 0 || (cols - main) % 8 == 0 || !calls_math(k)) return {{0, cols, 0}};
+  std::vector<std::array<std::int64_t, 3>> out{{0, main, 0}};
+  std::int64_t j = main;
+  for (const std::int64_t len : {8, 4})
+    if (cols - j >= len) {
+      out.push_back({j, j + len, len});
+      j += len;
+    }
+  if (j < cols) out.push_back({j, cols, 0});
+  return out;
+}
+
+// The work of row i: the vectorized loops over the columns (loads, values, stores, the row's
+// column sums and its contributions to `acc`, the row sums' accumulators), then the column sums'
+// stores.
+void render_row(std::ostringstream& os, const Program& p, const Kernel& k) {
+  const std::int64_t cols = k.domain.cols;
+  std::string simd_reduction;
+  for (std::size_t r = 0; r < k.reductions.size(); ++r)
+    if (!k.reductions[r].over_rows) {
+      os << "    double c" << r << " = 0;\n";
+      simd_reduction += (simd_reduction.empty() ? "" : ",") + std::string("c") + std::to_string(r);
+    }
+  for (const auto& [j0, j1, simdlen] : column_ranges(k)) {
+    os << "    #pragma omp simd" << (simdlen > 0 ? " simdlen(" + std::to_string(simdlen) + ")" : "")
+       << (simd_reduction.empty() ? "" : " reduction(+:" + simd_reduction + ")")
+       << "\n    for (long j = " << j0 << "; j < " << j1 << "; ++j) {\n";
+    render_columns(os, p, k);
+    os << "    }\n";
+  }
   for (std::size_t r = 0; r < k.reductions.size(); ++r) {
     const auto& red = k.reductions[r];
     if (red.over_rows) continue;

@@ -48,8 +48,10 @@ TEST(Accuracy, ClampedPlateFourthOrder) {
   EXPECT_LT(run("plate4", 0.05).metrics.at("rel_l2"), 0.1);
 }
 
+// At a twentieth of the budget 3 to 5 seeds of 20 end above 1e-3 (seed 0 among them after a last
+// bit of tanh changed); at a fifth, measured 2026-12-04, seeds 0-19 end at 1.3e-6 to 1.7e-4.
 TEST(Accuracy, SixthOrderBoundaryValueProblem) {
-  EXPECT_LT(run("bvp6", 0.05).metrics.at("rel_l2"), 1e-3);
+  EXPECT_LT(run("bvp6", 0.2).metrics.at("rel_l2"), 1e-3);
 }
 
 }  // namespace

@@ -218,5 +218,51 @@ TEST(ParallelThreshold, KernelsAtOrAboveItRunParallel) {
   EXPECT_TRUE(results[0].isApprox(results[1], 1e-6));
 }
 
+// A kernel that calls <cmath> functions on a width the compiler would end in scalar code (16
+// columns in a vector, the tail of 4 or 5 in scalar calls) runs its tail in loops of 8 and 4
+// columns of their own; widths whose tail the compiler vectorizes (8, 24) and kernels without a
+// call keep one loop. The values, the row sums and the column sums are those of the interpreter.
+TEST(ColumnLoops, AWidthWithAScalarTailGetsLoopsOfItsOwn) {
+  const auto source = [](std::int64_t cols, bool math) {
+    Graph g(DType::f32);
+    const Var x = g.input("x", {64, cols});
+    const Var y = math ? tanh(x) : x * x;
+    Program p = lower(optimize(module_of(std::vector<Var>{sum_cols(y), sum_rows(y)}), {}));
+    plan_memory(p);
+    return render_cpu_source(p);
+  };
+  const std::string w20 = source(20, true), w29 = source(29, true);
+  EXPECT_NE(w20.find("for (long j = 0; j < 16; ++j)"), std::string::npos) << w20;
+  EXPECT_NE(w20.find("#pragma omp simd simdlen(4) reduction(+:c0)\n    for (long j = 16; j < 20;"),
+            std::string::npos)
+      << w20;
+  EXPECT_NE(w29.find("simdlen(8) reduction(+:c0)\n    for (long j = 16; j < 24;"),
+            std::string::npos)
+      << w29;
+  EXPECT_NE(w29.find("simdlen(4) reduction(+:c0)\n    for (long j = 24; j < 28;"),
+            std::string::npos)
+      << w29;
+  EXPECT_NE(w29.find("for (long j = 28; j < 29; ++j)"), std::string::npos) << w29;
+  for (const auto& [cols, math] : {std::pair<std::int64_t, bool>{8, true}, {24, true}, {20, false}})
+    EXPECT_EQ(source(cols, math).find("simdlen"), std::string::npos) << cols << " " << math;
+
+  for (const std::int64_t cols : {20, 29}) {
+    Graph g(DType::f64);
+    const Var x = g.input("x", {64, cols});
+    const Var y = tanh(x) * exp(x);
+    const std::vector<Var> outs{y, sum_cols(y), sum_rows(y)};
+    MatrixD values(64, cols);
+    for (Eigen::Index i = 0; i < values.size(); ++i) values.data()[i] = 0.013 * (i % 151) - 1;
+    Executable exe(outs, fresh_cache("columns" + std::to_string(cols)));
+    exe.set("x", values);
+    exe.run();
+    for (int o = 0; o < 3; ++o) {
+      const MatrixD want = evaluate(outs[static_cast<std::size_t>(o)], {{"x", values}});
+      EXPECT_LT((exe.output(o) - want).cwiseAbs().maxCoeff(), 1e-12 * want.cwiseAbs().maxCoeff())
+          << "cols " << cols << ", output " << o;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jetpde::compiler
