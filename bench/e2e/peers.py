@@ -459,6 +459,22 @@ def jax_runner(name, spec, seed, derivatives):
     def ms(r):
         return jnp.mean(r * r)
 
+    def space_time(field, X):
+        """u, u_x, u_xx and u_t of a one-field field(X) [n, 1] on points X = (x, t)."""
+        if derivatives == "jet":
+            f = lambda X: field(X)[:, 0]  # noqa: E731
+            u, u_x, u_xx = taylor2(f, X, along_batch(X, 0))
+            _, u_t = jax.jvp(f, (X,), (along_batch(X, 1),))
+            return u, u_x, u_xx, u_t
+        f = lambda x: field(x[None])[0, 0]  # noqa: E731
+
+        def point(x):
+            u, u_x, u_xx = along2(f, x, E0)
+            _, u_t = jax.jvp(f, (x,), (E1,))
+            return u, u_x, u_xx, u_t
+
+        return jax.vmap(point)(X)
+
     P = spec["points"]
 
     def box(key, n, lo, hi):
@@ -475,20 +491,7 @@ def jax_runner(name, spec, seed, derivatives):
             return {"pde": box(key, P["pde"], spec["lower"], spec["upper"])}
 
         def loss(params, pts, extra):
-            X = pts["pde"]
-            if derivatives == "jet":
-                f = lambda X: field(params, X)[:, 0]  # noqa: E731
-                u, u_x, u_xx = taylor2(f, X, along_batch(X, 0))
-                _, u_t = jax.jvp(f, (X,), (along_batch(X, 1),))
-            else:
-                f = lambda x: field(params, x[None])[0, 0]  # noqa: E731
-
-                def point(x):
-                    u, u_x, u_xx = along2(f, x, E0)
-                    _, u_t = jax.jvp(f, (x,), (E1,))
-                    return u, u_x, u_xx, u_t
-
-                u, u_x, u_xx, u_t = jax.vmap(point)(X)
+            u, u_x, u_xx, u_t = space_time(lambda X: field(params, X), pts["pde"])
             r = u_t + u * u_x - NU_BURGERS * u_xx
             return extra["weights"]["pde"] * ms(r), jnp.zeros((1,), f32)
 
@@ -512,20 +515,12 @@ def jax_runner(name, spec, seed, derivatives):
         def loss(params, pts, extra):
             X, Xp = pts["interior"], pts["periodic"]
             Wt, prev_chunks = extra["weights"], extra["prev"]
+            u, u_x, u_xx, u_t = space_time(lambda X: field(params, X), X)
             if derivatives == "jet":
                 f = lambda X: field(params, X)[:, 0]  # noqa: E731
-                u, u_x, u_xx = taylor2(f, X, along_batch(X, 0))
-                _, u_t = jax.jvp(f, (X,), (along_batch(X, 1),))
                 up, up_x = jax.jvp(f, (Xp,), (along_batch(Xp, 0),))
             else:
                 f = lambda x: field(params, x[None])[0, 0]  # noqa: E731
-
-                def point(x):
-                    u, u_x, u_xx = along2(f, x, E0)
-                    _, u_t = jax.jvp(f, (x,), (E1,))
-                    return u, u_x, u_xx, u_t
-
-                u, u_x, u_xx, u_t = jax.vmap(point)(X)
                 up, up_x = jax.vmap(lambda x: jax.jvp(f, (x,), (E0,)))(Xp)
             r = u_t - EPS_ALLEN_CAHN * u_xx + 5.0 * u ** 3 - 5.0 * u
             chunks = jnp.mean((r * r).reshape(M, n // M), axis=1)
