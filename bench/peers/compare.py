@@ -77,14 +77,22 @@ def read_log(path):
 
 
 def cpu_model():
+    """The CPU's model name from /proc/cpuinfo, with its family and model numbers (a virtual
+    machine's name is often only the vendor's brand)."""
+    info = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+                if not line.strip():
+                    break  # the first processor's block is enough
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    name = info.get("model name") or platform.processor() or "unknown CPU"
+    if "cpu family" in info and "model" in info:
+        name += f" (family {info['cpu family']}, model {info['model']})"
+    return name
 
 
 def version(name, header, pattern, ran):

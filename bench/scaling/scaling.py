@@ -67,13 +67,15 @@ import datetime
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+from compare import cpu_model  # noqa: E402  (one reading of /proc/cpuinfo for every benchmark)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -82,25 +84,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 def fail(message):
     print(f"scaling.py: {message}", file=sys.stderr)
     sys.exit(1)
-
-
-def cpu_model():
-    """The CPU's model name from /proc/cpuinfo, with its family and model numbers (a virtual
-    machine's name is often only the vendor's brand)."""
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                info.setdefault(key.strip(), value.strip())
-                if not line.strip():
-                    break  # the first processor's block is enough
-    except OSError:
-        pass
-    name = info.get("model name") or platform.processor() or "unknown CPU"
-    if "cpu family" in info and "model" in info:
-        name += f" (family {info['cpu family']}, model {info['model']})"
-    return name
 
 
 def usable_cores():
