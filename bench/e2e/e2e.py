@@ -12,10 +12,10 @@ and JAX users write them, Adam included, in the same 10-step blocks.
                            [--threads 2] [--precisions example auto] [--no-peers]
                            [--python build/bench-venv/bin/python] [--out FILE]
 
-Prints one row per problem: jetpde's seconds per step under each precision policy, torch's,
-jax's, and the fastest peer over jetpde (> 1: jetpde is faster); writes everything, with the
-date and the CPU, to <build>/bench/e2e.json (--out). Run alone: the ratios are of runs made side by side
-on one machine, and a competing process moves them.
+Prints one row per problem: jetpde's seconds per step under each precision policy, torch's, jax's,
+and the fastest peer over jetpde (> 1: jetpde is faster); writes everything, with the date and the
+CPU, to <build>/bench/e2e.json (--out). Run alone: the ratios are of runs made side by side on one
+machine, and a competing process moves them.
 """
 import argparse
 import csv
@@ -30,7 +30,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
-from compare import cpu_model  # noqa: E402  (the CPU named with every figure)
+from compare import cpu_model, write_json  # noqa: E402  (the CPU named with every figure)
 
 PROBLEMS = {  # name: the example, and how many stages follow its Adam stage
     "burgers": ("examples/burgers.yaml", 1),
@@ -162,11 +162,7 @@ def main():
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cpu": cpu_model(),
               "cores": os.cpu_count(), "threads": a.threads, "steps": a.steps, "table": table,
               "jetpde": rows, "peers": peers}
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json(path, result)
     print("written: %s (runs in %s)" % (path, work))
 
 

@@ -92,7 +92,6 @@ did not go down.) --json FILE writes {"framework", "versions", "threads", "probl
 ...}}}, rewritten after every problem.
 """
 import argparse
-import json
 import math
 import os
 import platform
@@ -101,6 +100,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+from compare import write_json  # noqa: E402
 from jax_pinn import pin_threads  # noqa: E402  (stdlib only at import; jax is imported later)
 
 BLOCK = 10  # steps per timed block (jetpde's history.csv logs every 10 steps)
@@ -744,9 +744,7 @@ def main():
             "derivatives": how,
         }
         if a.json:  # rewritten after every problem, so an interrupted run keeps what it measured
-            with open(a.json, "w") as f:
-                json.dump(out, f, indent=2)
-                f.write("\n")
+            write_json(a.json, out)
 
 
 if __name__ == "__main__":

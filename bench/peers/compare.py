@@ -76,6 +76,17 @@ def read_log(path):
     return times, header
 
 
+def write_json(path, value):
+    """`value` as indented JSON at `path`, written to a temporary beside it and renamed, so that
+    an interrupted write never leaves half a file where a whole one was."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def cpu_model():
     """The CPU's model name from /proc/cpuinfo, with its family and model numbers (a virtual
     machine's name is often only the vendor's brand)."""
@@ -207,10 +218,7 @@ def main():
         "ratio": "fastest peer's seconds per step / jetpde's; > 1 means jetpde is faster",
         "results": rows,
     }
-    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(facts, f, indent=2)
-        f.write("\n")
+    write_json(a.out, facts)
     v = facts["versions"]
     print(f"\ntorch {v['torch'] or '-'}, jax {v['jax'] or '-'} (jaxlib {v['jaxlib'] or '-'}); "
           f"{facts['machine']['cores']} cores, {facts['machine']['cpu']}")

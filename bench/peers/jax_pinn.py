@@ -26,12 +26,13 @@ Prints one line per workload: name  median_seconds_per_step  points/s  loss  war
 (the warm-up step includes tracing and XLA compilation).  --json writes {name: seconds_per_step}.
 """
 import argparse
-import json
 import math
 import os
 import statistics
 import sys
 import time
+
+from compare import write_json  # stdlib only, as this file before jax is imported
 
 # name: (din, width, depth, dout, npoints), as in WORKLOADS.md and torch_pinn.py
 WORKLOADS = {
@@ -264,9 +265,7 @@ def main():
         print(f"{label:12s} {med:.5f} s/step  {n/med:,.0f} points/s  loss={float(loss):.4e}  "
               f"warm-up={warm:.2f}s", flush=True)
         if a.json:  # rewritten after every workload, so an interrupted run keeps what it measured
-            with open(a.json, "w") as out:
-                json.dump(results, out, indent=2)
-                out.write("\n")
+            write_json(a.json, results)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
-from compare import cpu_model as cpu_name  # noqa: E402  (the CPU named with every figure)
+# The CPU named with every figure; results written to a temporary and renamed.
+from compare import write_json, cpu_model as cpu_name  # noqa: E402
 EXAMPLES = os.path.join(ROOT, "examples")
 
 # problem -> (example config, target rel. L2 of the issue or None, what the target is)
@@ -137,8 +138,7 @@ def main():
     key = lambda r: (r["problem"], r["kind"], r["seed"])
     fresh = {key(r) for r in rows}
     rows = [r for r in old if key(r) not in fresh] + rows
-    with open(results, "w") as f:
-        json.dump({"cpu": cpu_name(), "runs": rows}, f, indent=2)
+    write_json(results, {"cpu": cpu_name(), "runs": rows})
     table(rows, a.max_time)
 
 
