@@ -443,8 +443,16 @@ int info(const InfoArgs& a) {
   std::printf("  cuda         %s\n", cuda ? "yes" : ("no: " + why_cuda).c_str());
   std::printf("  interpreter  yes (reference)\n");
   std::printf("gemm:          %s\n", compiler::sgemm_library());
-  std::printf("bf16 gemm:     %s\n",
-              compiler::native_bf16_gemm_available() ? "native (AVX512-BF16)" : "emulated");
+  std::printf("bf16 gemm:     %s\n", !compiler::native_bf16_gemm_available() ? "emulated"
+                                     : compiler::cpu_has_amx_bf16()          ? "native (AMX)"
+                                                                    : "native (AVX512-BF16)");
+  std::printf("precision auto: %s on cpu, %s on cuda\n",
+              compiler::precision_name(compiler::resolve_auto(compiler::PrecisionPolicy::automatic,
+                                                              compiler::Backend::cpu))
+                  .c_str(),
+              compiler::precision_name(compiler::resolve_auto(compiler::PrecisionPolicy::automatic,
+                                                              compiler::Backend::cuda))
+                  .c_str());
   std::printf("BLAS:          %s\n", JETPDE_BLAS);
   const std::string mpi = JETPDE_MPI_VERSION;
   std::printf("MPI:           %s\n", mpi.empty() ? "not found at build time"

@@ -55,7 +55,8 @@ constexpr const char* kUsage =
     "  --workload NAME  run only this workload (repeatable; default: all)\n"
     "  --executor E     cpu (compiled), cuda (compiled, on the GPU) or interpreter (repeatable;\n"
     "                   default: cpu and interpreter)\n"
-    "  --precision P    policy of the compiled executor: fp32 (default), fp64, bf16, fp16, auto\n"
+    "  --precision P    policy of the compiled executor: fp32 (default), fp64, bf16, bf16_wgrad,\n"
+    "                   fp16, auto\n"
     "  --steps N        timed steps per workload, after one warm-up (default 5)\n"
     "  --points N       points per workload instead of each workload's own count\n"
     "  --json FILE      also write the results to FILE as JSON\n";

@@ -8,11 +8,13 @@
 
 namespace jetpde::bench {
 
+// A policy by the config's name (the enum table's: every policy but as_built).
 inline compiler::PrecisionPolicy precision_from_name(const std::string& name) {
-  using P = compiler::PrecisionPolicy;
-  for (P p : {P::fp64, P::fp32, P::bf16, P::fp16, P::automatic})
-    if (compiler::precision_name(p) == name) return p;
-  throw UserError("--precision wants fp64, fp32, bf16, fp16 or auto, got '" + name + "'");
+  try {
+    return compiler::precision_names().from_name(name);
+  } catch (const UserError& e) {
+    throw UserError(std::string("--precision: ") + e.what());
+  }
 }
 
 // `text` as a positive integer, or a UserError naming `flag`.

@@ -30,6 +30,13 @@ std::map<Backend, RuntimeFactory>& registry() {
   return runtimes;
 }
 
+// The pipeline's options with `auto` resolved for the backend that compiles.
+PipelineOptions resolved_pipeline(const CompileOptions& options, Backend backend) {
+  PipelineOptions p = options.pipeline;
+  p.precision = p.resolved(backend);
+  return p;
+}
+
 // The reference interpreter behind the Executable interface.
 class InterpreterRuntime final : public Runtime {
  public:
@@ -94,10 +101,12 @@ Executable::Executable(std::span<const Var> outputs, const CompileOptions& optio
   for (Var leaf : outputs[0].graph->params())
     impl_->leaf_shapes[leaf.node().attrs.name] = leaf.shape();
   impl_->stats.nodes_in = outputs[0].graph->size();
-  impl_->module = optimize(std::move(impl_->module), options.pipeline);
-  impl_->stats.nodes_optimized = impl_->module.graph->size();
-  impl_->stats.optimize_seconds = seconds_since(start);
+  // The backend first: what precision `auto` stands for depends on it.
   impl_->backend = choose_backend(options);
+  const auto optimizing = Clock::now();
+  impl_->module = optimize(std::move(impl_->module), resolved_pipeline(options, impl_->backend));
+  impl_->stats.nodes_optimized = impl_->module.graph->size();
+  impl_->stats.optimize_seconds = seconds_since(optimizing);
   if (impl_->backend == Backend::interpreter)
     impl_->runtime = std::make_unique<InterpreterRuntime>(impl_->module);
   else
@@ -176,7 +185,8 @@ std::int64_t tile_rows(const CpuCompileOptions& options) {
 }
 
 Program plan_program(std::span<const Var> outputs, const CompileOptions& options) {
-  return lower_for(optimize(module_of(outputs), options.pipeline), options.backend, options);
+  return lower_for(optimize(module_of(outputs), resolved_pipeline(options, options.backend)),
+                   options.backend, options);
 }
 
 MemoryEstimate estimate_memory(std::span<const Var> outputs, const CompileOptions& options) {

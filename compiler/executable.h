@@ -13,18 +13,13 @@
 
 #include "autodiff/interpreter.h"
 #include "autodiff/ir.h"
+#include "compiler/backend.h"
 #include "compiler/cpu_compiler.h"
 #include "compiler/pipeline.h"
 #include "compiler/program.h"
 
 namespace jetpde::compiler {
 
-enum class Backend {
-  cpu,          // generated C++ kernels and BLAS GEMMs
-  cuda,         // generated CUDA kernels (NVRTC) and cuBLAS GEMMs, where built and a GPU exists
-  interpreter,  // the reference interpreter (the last fallback)
-};
-std::string backend_name(Backend backend);
 struct CompileOptions;
 // Whether `backend` is built into this jetpde and can run here (a CUDA device answers, a host
 // compiler exists); when not, `why` says why.

@@ -44,7 +44,24 @@ PipelineOptions PipelineOptions::from_environment() {
   PipelineOptions o;
   if (const char* log = std::getenv("JETPDE_LOG")) o.log = *log && std::string(log) != "0";
   if (const char* dump = std::getenv("JETPDE_DUMP_IR")) o.dump_ir = dump;
+  if (const char* as = std::getenv("JETPDE_AUTO_PRECISION"); as && *as) {
+    try {
+      o.auto_as = precision_names().from_name(as);
+    } catch (const UserError& e) {
+      throw UserError(std::string("JETPDE_AUTO_PRECISION: ") + e.what());
+    }
+    if (*o.auto_as == PrecisionPolicy::automatic)
+      throw UserError("JETPDE_AUTO_PRECISION: auto cannot stand for itself");
+  }
   return o;
+}
+
+PrecisionPolicy PipelineOptions::resolved(Backend backend) const {
+  if (precision != PrecisionPolicy::automatic) return precision;
+  const PrecisionPolicy p = auto_as.value_or(resolve_auto(precision, backend));
+  if (p == PrecisionPolicy::automatic || p == PrecisionPolicy::as_built)
+    throw UserError("precision auto cannot stand for " + precision_name(p));
+  return p;
 }
 
 Module optimize(Module m, const PipelineOptions& o) {

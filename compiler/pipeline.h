@@ -2,6 +2,7 @@
 // logging before each pass and dumping the IR after it when asked.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "compiler/module.h"
@@ -11,10 +12,17 @@ namespace jetpde::compiler {
 
 struct PipelineOptions {
   PrecisionPolicy precision = PrecisionPolicy::as_built;  // see precision.cpp
-  bool log = false;                                       // one line per pass on stderr
+  // What `automatic` stands for; unset: resolve_auto's choice for the backend that compiles.
+  // Tests and benchmarks set it to run auto's machinery (the trainer's check against fp32) where
+  // this machine would choose fp32.
+  std::optional<PrecisionPolicy> auto_as;
+  bool log = false;     // one line per pass on stderr
   std::string dump_ir;  // empty: no dump; "-" or "1": stderr; else a directory for NN-pass.ir files
-  // log from JETPDE_LOG (set and not "0"), dump_ir from JETPDE_DUMP_IR.
+  // log from JETPDE_LOG (set and not "0"), dump_ir from JETPDE_DUMP_IR, auto_as from
+  // JETPDE_AUTO_PRECISION (a policy's name: measuring auto's check where it would mean fp32).
   static PipelineOptions from_environment();
+  // `precision` with `automatic` resolved for `backend` (by auto_as where set).
+  PrecisionPolicy resolved(Backend backend) const;
 };
 
 // verify -> precision -> simplify -> fold_constants -> stack_gemms -> eliminate_dead_code,

@@ -126,9 +126,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
       stages.push_back({{"name", stage.name},
                         {"optimizer", stage.optimizer},
                         {"steps", stage.steps},
-                        {"precision", compiler::precision_name(
-                                          compiler::resolve_auto(solvers::stage_start_precision(
-                                              stage, c.spec.compile.pipeline.precision)))}});
+                        {"precision", s.stage_precision(stage)}});
   j["stages"] = stages;
   j["files"] = r.files;
   if (c.recipe.applied) {

@@ -147,6 +147,12 @@ Objective::~Objective() = default;
 
 const compiler::Executable& Objective::executable() const { return *current_->step; }
 
+compiler::PrecisionPolicy Objective::resolved(compiler::PrecisionPolicy precision) const {
+  compiler::PipelineOptions p = options_.pipeline;
+  p.precision = precision;
+  return p.resolved(executable().backend());
+}
+
 compiler::CompileOptions Objective::options_for(compiler::PrecisionPolicy precision) const {
   compiler::CompileOptions o = options_;
   o.pipeline.precision = precision;

@@ -156,6 +156,9 @@ class Objective {
   void use_precision(compiler::PrecisionPolicy precision);
   compiler::PrecisionPolicy precision() const { return precision_; }
   compiler::PrecisionPolicy run_precision() const { return options_.pipeline.precision; }
+  // `precision` with auto resolved as this objective's programs resolve it: the compile options'
+  // auto_as, else resolve_auto's choice for the backend that runs the step.
+  compiler::PrecisionPolicy resolved(compiler::PrecisionPolicy precision) const;
 
   const nn::ParameterLayout& layout() const { return layout_; }
   const std::vector<Var>& params() const { return params_; }

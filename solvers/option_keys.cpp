@@ -221,10 +221,11 @@ const options::Declaration<SolveOptions>& sampling_options() {
 const options::Declaration<PrecisionCheck>& precision_check_options() {
   static const options::Declaration<PrecisionCheck> d = [] {
     options::Declaration<PrecisionCheck> d;
-    d.add(at_least(0, key("every", T::integer, "500",
-                          "Under precision: auto resolved to bf16, compare the loss and gradient "
-                          "with fp32's every this many steps (0: never).")),
-          &PrecisionCheck::every);
+    d.add(
+        at_least(0, key("every", T::integer, "500",
+                        "Under precision: auto standing for 16-bit operands (bf16_wgrad), compare "
+                        "the loss and gradient with fp32's every this many steps (0: never).")),
+        &PrecisionCheck::every);
     d.add(at_least(0, key("tolerance", T::number, "0.05",
                           "The relative difference from fp32 (loss or gradient) past which the run "
                           "goes on in fp32.")),

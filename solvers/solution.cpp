@@ -151,7 +151,15 @@ std::vector<std::pair<std::string, double>> Solution::losses() const {
 std::string Solution::precision() const {
   if (source_) return "fp64";
   return compiler::precision_name(
-      compiler::resolve_auto(problem_->spec().compile.pipeline.precision));
+      problem_->objective().resolved(problem_->spec().compile.pipeline.precision));
+}
+
+std::string Solution::stage_precision(const Stage& stage) const {
+  if (source_) return "fp64";
+  const Objective& objective = problem_->objective();
+  const compiler::PrecisionPolicy run = problem_->spec().compile.pipeline.precision;
+  return compiler::precision_name(objective.resolved(
+      stage_start_precision(stage, run, objective.resolved(compiler::PrecisionPolicy::automatic))));
 }
 
 compiler::Backend Solution::backend() const {

@@ -140,8 +140,10 @@ class Solution : public FieldSource {
   std::map<std::string, double> parameters() const;
   // Each loss slot's unweighted loss at the last evaluation, in Objective::slot_names() order.
   std::vector<std::pair<std::string, double>> losses() const;
-  // The precision the compiled programs run in ("fp32", ...; `auto` resolved for this machine).
+  // The precision the compiled programs run in ("fp32", ...; `auto` resolved for this machine and
+  // backend), and the one `stage` starts in (stage_start_precision, resolved alike).
   std::string precision() const;
+  std::string stage_precision(const Stage& stage) const;
   compiler::Backend backend() const;
   long long validation_points() const { return validation_points_; }  // 0: no validation
   int resumed_from() const { return resumed_from_; }                  // the state's step, or -1

@@ -435,14 +435,18 @@ Solution Solver::train(Eigen::VectorXd theta, const TrainerState* resume) {
 void count_training_programs(const SolveOptions& options, ProblemSpec& spec) {
   MemoryOptions& m = spec.pinn.memory;
   const compiler::PrecisionPolicy run = spec.compile.pipeline.precision;
+  // What auto stands for on the backend asked for (the programs are not compiled yet).
+  compiler::PipelineOptions automatic = spec.compile.pipeline;
+  automatic.precision = compiler::PrecisionPolicy::automatic;
+  const compiler::PrecisionPolicy auto_as = automatic.resolved(spec.compile.backend);
   for (const Stage& stage : options.stages) {
-    const compiler::PrecisionPolicy p = stage_start_precision(stage, run);
+    const compiler::PrecisionPolicy p = stage_start_precision(stage, run, auto_as);
     if (p != run && std::find(m.precisions.begin(), m.precisions.end(), p) == m.precisions.end())
       m.precisions.push_back(p);
   }
   // precision auto's check compares with fp32 (PrecisionCheck), which may take the run over.
   const bool checked = run == compiler::PrecisionPolicy::automatic &&
-                       compiler::resolve_auto(run) != compiler::PrecisionPolicy::fp32 &&
+                       auto_as != compiler::PrecisionPolicy::fp32 &&
                        options.precision_check.every > 0;
   if (checked && std::find(m.precisions.begin(), m.precisions.end(),
                            compiler::PrecisionPolicy::fp32) == m.precisions.end())

@@ -182,10 +182,11 @@ void Trainer::check_precision(PrecisionCheck check, std::function<void(const std
   precision_note_ = std::move(note);
 }
 
-compiler::PrecisionPolicy stage_start_precision(const Stage& stage, compiler::PrecisionPolicy run) {
+compiler::PrecisionPolicy stage_start_precision(const Stage& stage, compiler::PrecisionPolicy run,
+                                                compiler::PrecisionPolicy auto_as) {
   using P = compiler::PrecisionPolicy;
   if (stage.precision) return *stage.precision;
-  if (run != P::automatic || compiler::resolve_auto(run) == P::fp32) return run;
+  if (run != P::automatic || auto_as == P::fp32) return run;
   return stage.line_search() ? P::fp32 : run;
 }
 
@@ -194,14 +195,14 @@ compiler::PrecisionPolicy Trainer::stage_precision(const Stage& stage) const {
   if (!stage.precision && precision_switched_at_ >= 0 &&
       run == compiler::PrecisionPolicy::automatic)
     return compiler::PrecisionPolicy::fp32;
-  return stage_start_precision(stage, run);
+  return stage_start_precision(stage, run, objective_.resolved(run));
 }
 
 bool Trainer::checking_precision(const Stage& stage) const {
   return precision_check_.every > 0 && precision_switched_at_ < 0 && !stage.precision &&
          !stage.line_search() &&
          objective_.run_precision() == compiler::PrecisionPolicy::automatic &&
-         compiler::resolve_auto(compiler::PrecisionPolicy::automatic) !=
+         objective_.resolved(compiler::PrecisionPolicy::automatic) !=
              compiler::PrecisionPolicy::fp32;
 }
 
@@ -231,8 +232,8 @@ void Trainer::compare_precisions(const Eigen::VectorXd& theta, int step, TrainRe
     std::snprintf(line, sizeof line,
                   "precision auto: %s differs from fp32 by %.3g at step %d (tolerance %.3g); "
                   "the run goes on in fp32",
-                  compiler::precision_name(compiler::resolve_auto(P::automatic)).c_str(), drift,
-                  step, precision_check_.tolerance);
+                  compiler::precision_name(objective_.resolved(P::automatic)).c_str(), drift, step,
+                  precision_check_.tolerance);
     precision_note_(line);
   }
 }

@@ -90,22 +90,25 @@ const options::EnumTable<Weighting::CausalScale>& causal_scale_names();
 
 using Metrics = std::map<std::string, double>;
 
-// precision: auto where it resolved to 16-bit GEMM operands (bf16 on a CPU with AVX512-BF16 or
-// AMX): every `every` steps of a stage without a line search (and without a precision of its
-// own), the loss and gradient at the current parameters are evaluated in that precision and in
-// fp32 on the same points; when either differs from fp32's by more than `tolerance` (relative:
-// |L16 - L32| / |L32|, |g16 - g32| / |g32|), the run goes on in fp32 for good. Line-search stages
-// (L-BFGS) run in fp32 under auto: a line search needs a loss exact to far below bf16's 3 digits.
-// every = 0: no checks (auto stays 16-bit in the stages without a line search).
+// precision: auto where it stands for 16-bit GEMM operands (bf16_wgrad on a CPU with AMX;
+// Objective::resolved): every `every` steps of a stage without a line search (and without a
+// precision of its own), the loss and gradient at the current parameters are evaluated in that
+// precision and in fp32 on the same points; when either differs from fp32's by more than
+// `tolerance` (relative: |L16 - L32| / |L32|, |g16 - g32| / |g32|), the run goes on in fp32 for
+// good. Line-search stages (L-BFGS) run in fp32 under auto: a line search needs a loss exact to far
+// below bf16's 3 digits. every = 0: no checks (auto stays 16-bit in the stages without a line
+// search).
 struct PrecisionCheck {
   int every = 500;
   double tolerance = 0.05;
   bool switched = false;  // start in fp32, as switched (a later time window of a run that did)
 };
 
-// The precision a stage starts in, without a switch: its own; else under `run` = auto resolved to
-// 16-bit operands fp32 for a line search (L-BFGS); else `run`. The trainer and summary.json use it.
-compiler::PrecisionPolicy stage_start_precision(const Stage& stage, compiler::PrecisionPolicy run);
+// The precision a stage starts in, without a switch: its own; else under `run` = auto standing for
+// 16-bit operands (`auto_as`, Objective::resolved) fp32 for a line search (L-BFGS); else `run`.
+// The trainer and summary.json use it.
+compiler::PrecisionPolicy stage_start_precision(const Stage& stage, compiler::PrecisionPolicy run,
+                                                compiler::PrecisionPolicy auto_as);
 
 struct StepInfo {
   int step = 0;  // counted over all stages, from 1

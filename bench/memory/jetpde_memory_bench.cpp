@@ -37,7 +37,7 @@ constexpr const char* kUsage =
     "  --budget BYTES   the memory budget (default: the one-batch arena at the first scale)\n"
     "  --steps N        timed steps per case, after one warm-up (default 3)\n"
     "  --points N       the 1x point count instead of each workload's own\n"
-    "  --precision P    fp32 (default), fp64, bf16, fp16, auto\n";
+    "  --precision P    fp32 (default), fp64, bf16, bf16_wgrad, fp16, auto\n";
 
 struct Options {
   std::vector<std::string> workloads;

@@ -89,4 +89,4 @@ def test_docstrings_come_from_the_declarations():
         jetpde.Adam.__doc__
     assert "activation (tanh | sin | silu | sigmoid | softplus, default tanh)" in \
         jetpde.Network.__doc__
-    assert "precision (fp64 | fp32 | bf16 | fp16 | auto, default fp32)" in jetpde.Problem.__doc__
+    assert "precision (fp64 | fp32 | bf16 | bf16_wgrad | fp16 | auto, default fp32)" in jetpde.Problem.__doc__

@@ -2,6 +2,7 @@
 // each policy, compiled, against the f64 interpreter. The printed table is the accuracy report.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -15,9 +16,12 @@
 #include "compiler/executable.h"
 #include "compiler/passes.h"
 #include "nn/mlp.h"
+#include "tests/support/user_error.h"
 
 namespace jetpde::compiler {
 namespace {
+
+using jetpde::testing::expect_user_error;
 
 struct PolicyCase {
   PrecisionPolicy policy;
@@ -50,7 +54,7 @@ TEST_P(Policies, DerivativesUpToOrderSixAgainstF64) {
   Executable exe(outs, o);
   exe.set(b);
   exe.run();
-  std::cout << "  " << std::setw(5) << precision_name(c.policy) << " relative error, orders 1-6:";
+  std::cout << "  " << std::setw(10) << precision_name(c.policy) << " relative error, orders 1-6:";
   for (int k = 0; k < 6; ++k) {
     const double err = (exe.output(k) - want[k]).abs().maxCoeff() / want[k].abs().maxCoeff();
     std::cout << " " << std::scientific << std::setprecision(1) << err;
@@ -65,14 +69,109 @@ INSTANTIATE_TEST_SUITE_P(All, Policies,
                          ::testing::Values(PolicyCase{PrecisionPolicy::fp64, 1e-12},
                                            PolicyCase{PrecisionPolicy::fp32, 1e-5},
                                            PolicyCase{PrecisionPolicy::bf16, 5e-2},
+                                           // No weight gradient here: every GEMM in f32.
+                                           PolicyCase{PrecisionPolicy::bf16_wgrad, 1e-5},
                                            PolicyCase{PrecisionPolicy::fp16, 1e-2}),
                          [](const auto& info) { return precision_name(info.param.policy); });
 
-TEST(PrecisionPass, AutoIsBf16ExactlyWhereBf16GemmsAreNative) {
-  EXPECT_EQ(resolve_auto(PrecisionPolicy::automatic),
-            native_bf16_gemm_available() ? PrecisionPolicy::bf16 : PrecisionPolicy::fp32)
-      << "emulated bf16 has bf16's error at f32's speed: auto must not pick it";
-  EXPECT_EQ(resolve_auto(PrecisionPolicy::fp16), PrecisionPolicy::fp16);
+TEST(PrecisionPass, AutoIsBf16WeightGradientsExactlyWhereTheCpuHasAmx) {
+  using P = PrecisionPolicy;
+  EXPECT_EQ(resolve_auto(P::automatic, Backend::cpu),
+            native_bf16_gemm_available() && cpu_has_amx_bf16() ? P::bf16_wgrad : P::fp32)
+      << "emulated bf16 has bf16's error at f32's speed, and AVX512-BF16 alone was measured no "
+         "faster: auto must not pick either";
+  EXPECT_EQ(resolve_auto(P::automatic, Backend::cuda), P::fp32) << "bf16 GEMMs are emulated there";
+  EXPECT_EQ(resolve_auto(P::automatic, Backend::interpreter), P::fp32);
+  for (const P p : {P::fp64, P::fp32, P::bf16, P::bf16_wgrad, P::fp16})
+    EXPECT_EQ(resolve_auto(p, Backend::cuda), p) << precision_name(p);
+  // PipelineOptions::resolved: auto_as where set, else the machine's choice; other policies as
+  // they are.
+  PipelineOptions o;
+  o.precision = P::automatic;
+  EXPECT_EQ(o.resolved(Backend::cuda), P::fp32);
+  o.auto_as = P::bf16;
+  EXPECT_EQ(o.resolved(Backend::cuda), P::bf16);
+  o.precision = P::fp16;
+  EXPECT_EQ(o.resolved(Backend::cpu), P::fp16);
+  o.precision = P::automatic;
+  o.auto_as = P::automatic;
+  EXPECT_THROW(o.resolved(Backend::cpu), UserError);
+  // JETPDE_AUTO_PRECISION sets auto_as, by a policy's name; a wrong name says where it came from.
+  ::setenv("JETPDE_AUTO_PRECISION", "bf16_wgrad", 1);
+  EXPECT_EQ(PipelineOptions::from_environment().auto_as, P::bf16_wgrad);
+  ::setenv("JETPDE_AUTO_PRECISION", "bf17", 1);
+  expect_user_error([] { PipelineOptions::from_environment(); },
+                    "JETPDE_AUTO_PRECISION: unknown precision 'bf17' (known: fp64, fp32, bf16, "
+                    "bf16_wgrad, fp16, auto)");
+  ::setenv("JETPDE_AUTO_PRECISION", "auto", 1);
+  expect_user_error([] { PipelineOptions::from_environment(); },
+                    "JETPDE_AUTO_PRECISION: auto cannot stand for itself");
+  ::unsetenv("JETPDE_AUTO_PRECISION");
+  EXPECT_FALSE(PipelineOptions::from_environment().auto_as.has_value());
+}
+
+// A loss with first and second derivatives (Burgers' residual) of a tanh MLP, and its gradient
+// with respect to every parameter: outputs {loss, gradients...}.
+struct BurgersLoss {
+  Graph g{DType::f64};
+  nn::Mlp mlp{g, {2, {64, 64, 64}, 1, nn::Activation::tanh, ""}};
+  std::vector<Var> outs;
+  Bindings b;
+  BurgersLoss() {
+    const Var x = g.input("x", {1000, 2});
+    const Var u = mlp(x);
+    Taylor t(TaylorPlan({{x, 0}, {x, 1}}, {{2, 0}, {0, 1}}));
+    const Var r = t.derivative(u, {0, 1}) + u * t.derivative(u, {1, 0}) - t.derivative(u, {2, 0});
+    const Var loss = mean_all(square(r));
+    outs.push_back(loss);
+    for (const Var& d : grad(loss, mlp.params())) outs.push_back(d);
+    b = mlp.init_glorot_normal(5, 0.1);
+    b["x"] = MatrixD::Random(1000, 2);
+  }
+  std::vector<MatrixD> run(PrecisionPolicy policy) const {
+    CompileOptions o;
+    o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
+    o.pipeline.precision = policy;
+    o.strict = true;
+    Executable exe(outs, o);
+    exe.set(b);
+    exe.run();
+    std::vector<MatrixD> out;
+    for (std::size_t k = 0; k < outs.size(); ++k) out.push_back(exe.output(k));
+    return out;
+  }
+};
+
+// bf16_wgrad: bf16 operands exactly in the GEMMs whose first operand is transposed (X^T dY, the
+// weight gradients), f32 in the forward and input-gradient ones. So the loss is fp32's (the
+// forward pass is the same program) and only the gradient carries bf16's rounding.
+TEST(PrecisionPass, Bf16WgradNarrowsOnlyTheWeightGradientGemms) {
+  const BurgersLoss l;
+  const Module m = apply_precision(module_of(l.outs), PrecisionPolicy::bf16_wgrad);
+  int narrow = 0, wide = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(m.graph->size()); ++id) {
+    const Node& n = m.graph->node(id);
+    if (n.op != Op::MatMul) continue;
+    const bool transposed_first = n.attrs.ints[0] != 0;
+    for (NodeId a : n.args)
+      EXPECT_EQ(m.graph->node(a).dtype, transposed_first ? DType::bf16 : DType::f32)
+          << "matmul %" << id;
+    ++(transposed_first ? narrow : wide);
+  }
+  EXPECT_GT(narrow, 0);
+  EXPECT_GT(wide, narrow) << "forward (every stream) and input-gradient GEMMs stay f32";
+
+  const std::vector<MatrixD> f32 = l.run(PrecisionPolicy::fp32);
+  const std::vector<MatrixD> wgrad = l.run(PrecisionPolicy::bf16_wgrad);
+  EXPECT_NEAR(wgrad[0](0, 0), f32[0](0, 0), 1e-6 * std::abs(f32[0](0, 0))) << "the loss";
+  double diff = 0, size = 0;
+  for (std::size_t k = 1; k < f32.size(); ++k) {
+    diff += (wgrad[k] - f32[k]).square().sum();
+    size += f32[k].square().sum();
+  }
+  const double drift = std::sqrt(diff / size);
+  EXPECT_GT(drift, 1e-6) << "bf16 operands: not fp32's gradient";
+  EXPECT_LT(drift, 2e-2) << "bf16 rounding (2^-9) summed over 1000 points, not noise";
 }
 
 // The bf16 policy's native GEMMs (oneDNN, 2-byte operands written by the kernels, forward and
@@ -82,37 +181,36 @@ TEST(PrecisionPass, AutoIsBf16ExactlyWhereBf16GemmsAreNative) {
 TEST(NativeBf16, MatchesTheEmulationOnALossAndItsGradient) {
   if (!native_bf16_gemm_available())
     GTEST_SKIP() << "no native bf16 GEMM here (needs oneDNN and AVX512-BF16 or AMX-BF16)";
-  Graph g(DType::f64);
-  const nn::Mlp mlp(g, {2, {64, 64, 64}, 1, nn::Activation::tanh, ""});
-  const Var x = g.input("x", {1000, 2});
-  const Var u = mlp(x);
-  Taylor t(TaylorPlan({{x, 0}, {x, 1}}, {{2, 0}, {0, 1}}));
-  const Var r = t.derivative(u, {0, 1}) + u * t.derivative(u, {1, 0}) - t.derivative(u, {2, 0});
-  const Var loss = mean_all(square(r));
-  std::vector<Var> outs{loss};
-  const std::vector<Var> params = mlp.params();
-  for (const Var& d : grad(loss, params)) outs.push_back(d);
-  Bindings b = mlp.init_glorot_normal(5, 0.1);
-  b["x"] = MatrixD::Random(1000, 2);
+  const BurgersLoss l;
+  const std::vector<Var>& outs = l.outs;
+  const Bindings& b = l.b;
 
-  CompileOptions o;
-  o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
-  o.pipeline.precision = PrecisionPolicy::bf16;
-  o.strict = true;
-  Executable native(outs, o);
-  o.cpu.native_bf16 = false;
-  Executable emulated(outs, o);
-  EXPECT_EQ(native.stats().native_bf16_gemms, native.stats().gemms);
-  EXPECT_EQ(emulated.stats().native_bf16_gemms, 0);
-  EXPECT_LT(native.stats().arena_bytes, emulated.stats().arena_bytes) << "2-byte operands";
-  native.set(b);
-  emulated.set(b);
-  native.run();
-  emulated.run();
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    const MatrixD want = emulated.output(k);
-    const double err = (native.output(k) - want).abs().maxCoeff() / want.abs().maxCoeff();
-    EXPECT_LE(err, 1e-4) << "output " << k;
+  for (const PrecisionPolicy policy : {PrecisionPolicy::bf16, PrecisionPolicy::bf16_wgrad}) {
+    SCOPED_TRACE(precision_name(policy));
+    CompileOptions o;
+    o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
+    o.pipeline.precision = policy;
+    o.strict = true;
+    Executable native(outs, o);
+    o.cpu.native_bf16 = false;
+    Executable emulated(outs, o);
+    if (policy == PrecisionPolicy::bf16) {
+      EXPECT_EQ(native.stats().native_bf16_gemms, native.stats().gemms);
+    } else {  // the weight gradients only
+      EXPECT_GT(native.stats().native_bf16_gemms, 0);
+      EXPECT_LT(native.stats().native_bf16_gemms, native.stats().gemms);
+    }
+    EXPECT_EQ(emulated.stats().native_bf16_gemms, 0);
+    EXPECT_LT(native.stats().arena_bytes, emulated.stats().arena_bytes) << "2-byte operands";
+    native.set(b);
+    emulated.set(b);
+    native.run();
+    emulated.run();
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const MatrixD want = emulated.output(k);
+      const double err = (native.output(k) - want).abs().maxCoeff() / want.abs().maxCoeff();
+      EXPECT_LE(err, 1e-4) << "output " << k;
+    }
   }
 }
 

@@ -209,7 +209,7 @@ TEST(Config, AStagePrecision) {
                       "    - {optimizer: lbfgs, steps: 5, precision: f64}\n"));
       },
       "test.yaml:18:47: training.stages[0].precision: 'f64' is not one of fp64, fp32, bf16, "
-      "fp16, auto");
+      "bf16_wgrad, fp16, auto");
 }
 
 // Numbers written as constant expressions are evaluated once; the resolved config holds the

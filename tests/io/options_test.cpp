@@ -99,8 +99,9 @@ TEST(EnumTables, ExactNamesAndAliases) {
             (std::vector<std::string>{"random", "lhs", "halton", "sobol", "grid"}));
   // A value code sets has a name but is no choice.
   EXPECT_EQ(compiler::precision_name(compiler::PrecisionPolicy::as_built), "as_built");
-  expect_user_error([] { compiler::precision_names().from_name("as_built"); },
-                    "unknown precision 'as_built' (known: fp64, fp32, bf16, fp16, auto)");
+  expect_user_error(
+      [] { compiler::precision_names().from_name("as_built"); },
+      "unknown precision 'as_built' (known: fp64, fp32, bf16, bf16_wgrad, fp16, auto)");
   EXPECT_EQ(compiler::precision_names().from_name("auto"), compiler::PrecisionPolicy::automatic);
   // The device's error keeps its prefix.
   expect_user_error([] { solvers::device_from_name("gpu"); },

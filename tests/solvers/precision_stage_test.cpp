@@ -23,10 +23,12 @@ namespace {
 using compiler::PrecisionPolicy;
 constexpr double kPi = std::numbers::pi;
 
-compiler::CompileOptions options(PrecisionPolicy precision) {
+compiler::CompileOptions options(PrecisionPolicy precision,
+                                 std::optional<PrecisionPolicy> auto_as = std::nullopt) {
   compiler::CompileOptions o;
   o.cpu.cache_dir = ::testing::TempDir() + "jetpde-test-cache";
   o.pipeline.precision = precision;
+  o.pipeline.auto_as = auto_as;
   return o;
 }
 
@@ -53,8 +55,10 @@ struct Poisson1d {
     b << 0.0, 1.0;
     return {{"x", (grid(34, 0, 1).middleRows(1, 32).array() + shift).matrix()}, {"xb", b}};
   }
-  Objective objective(PrecisionPolicy precision) {
-    return Objective({{"pde", residual}, {"bc", boundary}}, net.params(), options(precision));
+  Objective objective(PrecisionPolicy precision,
+                      std::optional<PrecisionPolicy> auto_as = std::nullopt) {
+    return Objective({{"pde", residual}, {"bc", boundary}}, net.params(),
+                     options(precision, auto_as));
   }
 };
 
@@ -243,12 +247,14 @@ TEST(PrecisionStage, ResumingInsideAnFp64StageGivesTheSameParameters) {
   }
 }
 
-// precision: auto resolved to bf16: the trainer compares the loss and gradient with fp32's every
-// `every` steps of an Adam stage and goes on in fp32 for good once they drift past the tolerance;
-// an L-BFGS stage runs in fp32; a resumed run keeps the switch.
-TEST(PrecisionStage, AutoIsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
-  if (compiler::resolve_auto(PrecisionPolicy::automatic) == PrecisionPolicy::fp32)
-    GTEST_SKIP() << "auto is fp32 on this CPU (no native bf16 GEMMs): nothing to check";
+// precision: auto standing for 16-bit operands (what it resolves to on a CPU with AMX, set here
+// by auto_as so that the check runs on every machine): the trainer compares the loss and gradient
+// with fp32's every `every` steps of an Adam stage and goes on in fp32 for good once they drift
+// past the tolerance; an L-BFGS stage runs in fp32; a resumed run keeps the switch.
+class AutoStandingFor : public ::testing::TestWithParam<PrecisionPolicy> {};
+
+TEST_P(AutoStandingFor, IsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
+  const PrecisionPolicy auto_as = GetParam();
   const std::vector<Stage> stages{
       {.name = "adam", .steps = 30, .options = nn::AdamOptions{.schedule = {.lr = 1e-2}}},
       {.name = "lbfgs", .optimizer = "lbfgs", .steps = 5}};
@@ -260,7 +266,8 @@ TEST(PrecisionStage, AutoIsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
   };
   const auto run = [&](double tolerance, const TrainerState* resume) {
     Poisson1d p;
-    Objective obj = p.objective(PrecisionPolicy::automatic);
+    Objective obj = p.objective(PrecisionPolicy::automatic, auto_as);
+    EXPECT_EQ(obj.resolved(PrecisionPolicy::automatic), auto_as);
     obj.set_inputs(p.inputs());
     Trainer trainer(obj, stages);
     Run r;
@@ -276,14 +283,14 @@ TEST(PrecisionStage, AutoIsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
     return r;
   };
   using P = PrecisionPolicy;
-  // A tolerance nothing reaches: checks at steps 10 and 20, bf16 a little off fp32, no switch;
-  // the Adam steps in auto (bf16), the L-BFGS ones in fp32.
+  // A tolerance nothing reaches: checks at steps 10 and 20, 16-bit a little off fp32, no switch;
+  // the Adam steps in auto, the L-BFGS ones in fp32.
   const Run kept = run(1e9, nullptr);
   ASSERT_EQ(kept.result.precision_checks.size(), 2u);
   EXPECT_EQ(kept.result.precision_checks[0].first, 10);
   EXPECT_EQ(kept.result.precision_checks[1].first, 20);
   for (const auto& [step, drift] : kept.result.precision_checks) {
-    EXPECT_GT(drift, 1e-6) << "step " << step;  // bf16 operands: not fp32's numbers
+    EXPECT_GT(drift, 1e-6) << "step " << step;  // 16-bit operands: not fp32's numbers
     EXPECT_LT(drift, 0.5) << "step " << step;
   }
   EXPECT_EQ(kept.result.precision_switched_at, -1);
@@ -296,7 +303,10 @@ TEST(PrecisionStage, AutoIsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
   EXPECT_EQ(switched.result.precision_switched_at, 10);
   ASSERT_EQ(switched.result.precision_checks.size(), 1u);
   ASSERT_EQ(switched.notes.size(), 1u);
-  EXPECT_EQ(switched.notes[0].rfind("precision auto: bf16 differs from fp32 by ", 0), 0u)
+  EXPECT_EQ(
+      switched.notes[0].rfind(
+          "precision auto: " + compiler::precision_name(auto_as) + " differs from fp32 by ", 0),
+      0u)
       << switched.notes[0];
   EXPECT_NE(switched.notes[0].find(" at step 10 (tolerance 0); the run goes on in fp32"),
             std::string::npos)
@@ -314,6 +324,10 @@ TEST(PrecisionStage, AutoIsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
   ASSERT_FALSE(resumed.precisions.empty());
   EXPECT_EQ(resumed.precisions[0], P::fp32);
 }
+
+INSTANTIATE_TEST_SUITE_P(Precisions, AutoStandingFor,
+                         ::testing::Values(PrecisionPolicy::bf16_wgrad, PrecisionPolicy::bf16),
+                         [](const auto& info) { return compiler::precision_name(info.param); });
 
 }  // namespace
 }  // namespace jetpde::solvers

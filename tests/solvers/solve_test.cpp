@@ -272,7 +272,8 @@ TEST(Solve, ASolutionFromAProblemAndATheta) {
   auto p = std::make_unique<Problem>(automatic);
   const Eigen::VectorXd t = p->initial_theta(0);
   EXPECT_EQ(Solution(std::move(p), t).precision(),
-            compiler::native_bf16_gemm_available() ? "bf16" : "fp32");
+            compiler::precision_name(compiler::resolve_auto(compiler::PrecisionPolicy::automatic,
+                                                            compiler::Backend::cpu)));
   expect_user_error(
       [] { Solution(std::make_unique<Problem>(poisson_spec()), Eigen::VectorXd::Zero(3)); },
       "Solution: theta has 3 parameters but the problem's network has 105");
