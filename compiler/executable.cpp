@@ -80,6 +80,12 @@ std::string backend_name(Backend backend) {
 CompileOptions CompileOptions::from_environment() {
   CompileOptions o;
   o.pipeline = PipelineOptions::from_environment();
+  if (const char* graphs = std::getenv("JETPDE_CUDA_GRAPHS"); graphs && *graphs) {
+    const std::string v = graphs;
+    if (v != "0" && v != "1")
+      throw UserError("JETPDE_CUDA_GRAPHS: '" + v + "' is neither 0 (off) nor 1 (on)");
+    o.cuda_graphs = v == "1";
+  }
   return o;
 }
 

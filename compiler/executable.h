@@ -34,7 +34,10 @@ struct CompileOptions {
   // until the arena is at most this fraction of the plain plan's, as far as recomputation
   // reaches: a memory budget's first resort (solvers::Problem), before batches of the points.
   double memory_fraction = 1.0;
-  // Pipeline logging and dumps from the environment (JETPDE_LOG, JETPDE_DUMP_IR).
+  // CUDA: a step runs as one CUDA graph from its second run on (compiler/cuda/cuda_runtime.cpp).
+  bool cuda_graphs = true;
+  // Pipeline logging and dumps from the environment (JETPDE_LOG, JETPDE_DUMP_IR,
+  // JETPDE_AUTO_PRECISION), and JETPDE_CUDA_GRAPHS=0 for cuda_graphs off.
   static CompileOptions from_environment();
 };
 

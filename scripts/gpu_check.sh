@@ -135,7 +135,7 @@ fi
 
 # ---- 4. the GPU tests first --------------------------------------------------------------------
 export JETPDE_CACHE_DIR=/tmp/jetpde-cache
-gpu_filter='CudaRegistration.*:CudaReductions.*:CudaPrecision.*:CudaFallback.*:Workloads/CudaWorkloads.*:Dtypes/CudaPrimitives.*'
+gpu_filter='CudaRegistration.*:CudaReductions.*:CudaPrecision.*:CudaGraphs.*:CudaFallback.*:Workloads/CudaWorkloads.*:Dtypes/CudaPrimitives.*'
 if stage build-cuda-tests 240 ninja -C "$build" -j "$jobs" cuda_tests; then
   stage gpu-tests 200 "$build/tests/cuda_tests" --gtest_filter="$gpu_filter" \
     --gtest_output=xml:"$out/cuda_gpu_tests.xml"
@@ -156,6 +156,10 @@ bench=$build/bench/jetpde_bench
 if [[ -x $bench ]] && "$bench" --help 2>&1 | grep -qw cuda; then
   stage bench-gpu $(( $(left) > 200 ? 120 : $(left) - 60 )) \
     "$bench" --executor cuda --steps 5 --json "$out/bench_gpu.json"
+  # The same without CUDA graphs (each step's kernels and GEMMs launched one by one): what the
+  # graphs buy where a step is launch-bound.
+  (($(left) > 200)) && stage bench-gpu-no-graphs 60 env JETPDE_CUDA_GRAPHS=0 "$bench" \
+    --executor cuda --steps 5 --json "$out/bench_gpu_no_graphs.json"
 else
   note "bench-gpu: jetpde_bench has no cuda executor ($bench --help names none); skipped"
 fi

@@ -6,6 +6,14 @@
 // backend caches (CompileOptions::cpu.cache_dir). run() returns when the device is done; errors
 // from the CUDA runtime or cuBLAS are UserErrors naming the call.
 //
+// CUDA Graphs (CompileOptions::cuda_graphs, JETPDE_CUDA_GRAPHS=0 turns them off): a step's
+// launches never change (one argument, the arena, and fixed offsets into it), so from the second
+// run() on the whole program is one graph, captured from the stream once and launched as one call;
+// the first run goes step by step and lets cuBLAS settle (its handles' first calls allocate).
+// set() uploads on the same stream before the launch, so a graph reads the values bound last. Where
+// capturing fails, a warning says why and every later run goes step by step. run_timed() always
+// goes step by step: it times each step between events.
+//
 // It registers itself for Backend::cuda from a static initializer; the library is linked whole
 // (jetpde::compiler_backends) so that the linker keeps it although nothing names it.
 #include <cublas_v2.h>
@@ -13,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <unordered_map>
 
 #include "autodiff/errors.h"
@@ -66,7 +75,8 @@ struct Launch {
 
 class CudaRuntime final : public Runtime {
  public:
-  CudaRuntime(const Module& module, const CompileOptions& options, CompileStats& stats) {
+  CudaRuntime(const Module& module, const CompileOptions& options, CompileStats& stats)
+      : graphs_(options.cuda_graphs) {
     const auto t = Clock::now();
     program_ = lower_for(module, Backend::cuda, options, &stats.recomputed);
     const CudaSource source = render_cuda_source(program_);
@@ -97,7 +107,13 @@ class CudaRuntime final : public Runtime {
   }
 
   void run() override {
-    for (std::size_t s = 0; s < program_.steps.size(); ++s) step(s);
+    if (graphs_ && runs_ > 0 && !graph_) capture();
+    ++runs_;
+    if (graph_) {
+      check(cudaGraphLaunch(graph_, stream_), "launching the step's CUDA graph");
+    } else {
+      for (std::size_t s = 0; s < program_.steps.size(); ++s) step(s);
+    }
     check(cudaStreamSynchronize(stream_), "running the program");
   }
 
@@ -174,7 +190,40 @@ class CudaRuntime final : public Runtime {
     check(cudaStreamSynchronize(stream_), "uploading constants");
   }
 
+  // Records every step's launches and GEMMs into one graph (graph_). On failure: a warning, and
+  // graphs_ off for good, the stream out of capture mode and the error cleared.
+  void capture() {
+    std::string failed;
+    cudaGraph_t graph = nullptr;
+    if (const cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal);
+        e != cudaSuccess) {
+      failed = std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e);
+    } else {
+      try {
+        for (std::size_t s = 0; s < program_.steps.size(); ++s) step(s);
+      } catch (const UserError& e) {
+        failed = e.what();
+      }
+      const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+      if (failed.empty() && end != cudaSuccess)
+        failed = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(end);
+    }
+    if (failed.empty())
+      if (const cudaError_t e = cudaGraphInstantiate(&graph_, graph, 0); e != cudaSuccess) {
+        failed = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(e);
+        graph_ = nullptr;
+      }
+    if (graph) cudaGraphDestroy(graph);
+    if (failed.empty()) return;
+    cudaGetLastError();
+    graphs_ = false;
+    std::cerr << "jetpde: warning: the step's CUDA graph could not be built (" << failed
+              << "); launching it step by step\n";
+  }
+
   void release() noexcept {
+    if (graph_) cudaGraphExecDestroy(graph_);
+    graph_ = nullptr;
     if (arena_) cudaFree(arena_);
     if (cublas_) cublasDestroy(cublas_);
     if (library_) cudaLibraryUnload(library_);
@@ -256,6 +305,9 @@ class CudaRuntime final : public Runtime {
   cudaLibrary_t library_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   char* arena_ = nullptr;  // device memory: arena, then scratch
+  bool graphs_ = true;     // CompileOptions::cuda_graphs, until a capture fails
+  long runs_ = 0;
+  cudaGraphExec_t graph_ = nullptr;  // the whole program, from the second run on
 };
 
 // Whether a CUDA device can run here, asked once: without a driver (or with one older than the

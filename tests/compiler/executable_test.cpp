@@ -3,6 +3,7 @@
 
 #include "tests/support/user_error.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -157,6 +158,21 @@ TEST(ExecutableErrors, UnknownNamesShapesAndEarlyReads) {
   exe.set(l.values);
   exe.run();
   expect_user_error([&] { exe.output(1); }, "executable: no output number 1");
+}
+
+// JETPDE_CUDA_GRAPHS: 0 or 1 (CompileOptions::cuda_graphs; on when unset), anything else an error
+// naming the variable.
+TEST(CompileOptionsFromEnvironment, CudaGraphsOnOrOff) {
+  ::unsetenv("JETPDE_CUDA_GRAPHS");
+  EXPECT_TRUE(CompileOptions::from_environment().cuda_graphs);
+  ::setenv("JETPDE_CUDA_GRAPHS", "0", 1);
+  EXPECT_FALSE(CompileOptions::from_environment().cuda_graphs);
+  ::setenv("JETPDE_CUDA_GRAPHS", "1", 1);
+  EXPECT_TRUE(CompileOptions::from_environment().cuda_graphs);
+  ::setenv("JETPDE_CUDA_GRAPHS", "off", 1);
+  expect_user_error([] { CompileOptions::from_environment(); },
+                    "JETPDE_CUDA_GRAPHS: 'off' is neither 0 (off) nor 1 (on)");
+  ::unsetenv("JETPDE_CUDA_GRAPHS");
 }
 
 // The generated source of a small graph, compared with a reviewed copy. Regenerate it with
