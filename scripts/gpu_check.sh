@@ -201,7 +201,7 @@ if command -v compute-sanitizer >/dev/null && (($(left) > 150)); then
 fi
 stage cuda-tests-without-gpu $(( $(left) > 120 ? 100 : $(left) - 20 )) \
   ctest --test-dir "$build" -j "$jobs" --timeout 90 --output-on-failure \
-  -R '^(Nvrtc|Golden\.RenderedCuda|EmulatedReductions|EmulatedPrecision|Workloads/Nvrtc|Workloads/Emulated|Dtypes/Nvrtc|Dtypes/Emulated)'
+  -R '^(Nvrtc|Golden\.RenderedCuda|EmulatedReductions|EmulatedPrecision|EmulatedTensorCores|Workloads/Nvrtc|Workloads/Emulated|Dtypes/Nvrtc|Dtypes/Emulated)'
 stage other-tests $(( $(left) - 30 )) \
   ctest --test-dir "$build" -j "$jobs" --timeout 90 --output-on-failure \
   -E '(Cuda|Nvrtc|Emulated|Golden\.RenderedCuda)'

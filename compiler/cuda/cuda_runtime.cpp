@@ -6,6 +6,11 @@
 // backend caches (CompileOptions::cpu.cache_dir). run() returns when the device is done; errors
 // from the CUDA runtime or cuBLAS are UserErrors naming the call.
 //
+// GEMMs whose operands both hold bf16 or f16 values (the 16-bit policies; stored as f32) run on
+// TF32 tensor cores (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32), which multiply such values
+// exactly and accumulate in f32 (ColumnMajorGemm::tensor_cores); every other f32 GEMM is a plain
+// SGEMM, tensor cores off, so fp32 stays fp32.
+//
 // CUDA Graphs (CompileOptions::cuda_graphs, JETPDE_CUDA_GRAPHS=0 turns them off): a step's
 // launches never change (one argument, the arena, and fixed offsets into it), so from the second
 // run() on the whole program is one graph, captured from the stream once and launched as one call;
@@ -288,6 +293,13 @@ class CudaRuntime final : public Runtime {
                         reinterpret_cast<const double*>(arena_ + cm.second), cm.ld_second, &zero,
                         reinterpret_cast<double*>(arena_ + cm.c), cm.ldc),
             "cublasDgemm");
+    } else if (cm.tensor_cores) {
+      const float one = 1.0f, zero = 0.0f;
+      check(cublasGemmEx(cublas_, op(cm.transpose_first), op(cm.transpose_second), cm.m, cm.n, cm.k,
+                         &one, arena_ + cm.first, CUDA_R_32F, cm.ld_first, arena_ + cm.second,
+                         CUDA_R_32F, cm.ld_second, &zero, arena_ + cm.c, CUDA_R_32F, cm.ldc,
+                         CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx (16-bit operands on TF32 tensor cores)");
     } else {
       const float one = 1.0f, zero = 0.0f;
       check(cublasSgemm(cublas_, op(cm.transpose_first), op(cm.transpose_second), cm.m, cm.n, cm.k,

@@ -273,6 +273,10 @@ ColumnMajorGemm column_major_gemm(const Program& p, const Gemm& g) {
   };
   ColumnMajorGemm cm;
   cm.f64 = buffer(g.c).dtype == DType::f64;
+  const auto sixteen_bit = [&](const View& v) {
+    return buffer(v).dtype == DType::bf16 || buffer(v).dtype == DType::f16;
+  };
+  cm.tensor_cores = sixteen_bit(g.a) && sixteen_bit(g.b);
   const std::int64_t element = cm.f64 ? 8 : 4;
   auto offset = [&](const View& v) {
     return buffer(v).offset + (v.row0 * buffer(v).shape.cols + v.col0) * element;

@@ -80,6 +80,10 @@ struct ColumnMajorGemm {
   std::int64_t first = 0, second = 0, c = 0;  // byte offsets in the arena
   int ld_first = 0, ld_second = 0, ldc = 0;
   bool f64 = false;  // dgemm; else sgemm (bf16 and f16 are stored as f32)
+  // Both operands hold 16-bit values (bf16 or f16, stored as f32): TF32 tensor cores multiply
+  // them exactly (a bf16 or f16 value is a TF32 value: 8 exponent bits, at most 10 mantissa
+  // bits), so the runtime gives them cuBLAS's FAST_TF32 compute type, accumulating in f32.
+  bool tensor_cores = false;
 };
 ColumnMajorGemm column_major_gemm(const Program& program, const Gemm& gemm);
 

@@ -122,5 +122,56 @@ TEST(EmulatedPrecision, Bf16AndFp16MatchTheCpuBackend) {
   }
 }
 
+// The 16-bit policies' GEMMs go to TF32 tensor cores on a GPU (ColumnMajorGemm::tensor_cores):
+// exactly those whose operands both hold bf16 or f16 values, and TF32 changes none of those
+// values, so rounding them as tensor cores do leaves every output as it was, bit for bit. The
+// same rounding on the f32 GEMMs of an fp32 step does change the outputs: the check can fail.
+TEST(EmulatedTensorCores, TakeExactlyTheGemmsOfSixteenBitOperandsAndChangeNothing) {
+  using P = compiler::PrecisionPolicy;
+  bench::Workload w = bench::build_workload("burgers", {64, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  const auto run = [&](P policy, EmulatedDevice::Tf32 tf32) {
+    compiler::PipelineOptions o;
+    o.precision = policy;
+    EmulatedDevice device(lowered(outs, o), {}, cache_dir());
+    device.tf32 = tf32;
+    device.set(w.bindings);
+    device.run();
+    std::vector<MatrixD> out;
+    for (std::size_t k = 0; k < outs.size(); ++k) out.push_back(device.output(k));
+    return out;
+  };
+  for (const P policy : {P::bf16, P::bf16_wgrad, P::fp16, P::fp32}) {
+    SCOPED_TRACE(compiler::precision_name(policy));
+    compiler::PipelineOptions o;
+    o.precision = policy;
+    const compiler::Program p = lowered(outs, o);
+    int gemms = 0, tensor = 0, transposed_first = 0;
+    for (const compiler::Step& s : p.steps)
+      if (const auto* g = std::get_if<compiler::Gemm>(&s.op)) {
+        ++gemms;
+        tensor += compiler::column_major_gemm(p, *g).tensor_cores;
+        transposed_first += g->transpose_a;
+      }
+    if (policy == P::fp32) {
+      EXPECT_EQ(tensor, 0);
+    } else if (policy == P::bf16_wgrad) {
+      EXPECT_EQ(tensor, transposed_first) << "the weight gradients";
+      EXPECT_GT(tensor, 0);
+    } else {
+      EXPECT_EQ(tensor, gemms);
+    }
+    const std::vector<MatrixD> plain = run(policy, EmulatedDevice::Tf32::off);
+    const std::vector<MatrixD> rounded = run(policy, EmulatedDevice::Tf32::tensor_core_gemms);
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      EXPECT_TRUE((plain[k] == rounded[k]).all()) << "output " << k;
+  }
+  const std::vector<MatrixD> f32 = run(P::fp32, EmulatedDevice::Tf32::off);
+  const std::vector<MatrixD> every = run(P::fp32, EmulatedDevice::Tf32::every_f32_gemm);
+  bool changed = false;
+  for (std::size_t k = 0; k < outs.size(); ++k) changed = changed || !(every[k] == f32[k]).all();
+  EXPECT_TRUE(changed) << "TF32 on f32 operands is not f32";
+}
+
 }  // namespace
 }  // namespace jetpde::cudatest

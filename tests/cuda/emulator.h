@@ -11,9 +11,11 @@
 // What it cannot check: the CUDA API calls, NVRTC's code generation, the GPU's math functions.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "autodiff/errors.h"
@@ -155,6 +157,11 @@ class EmulatedDevice {
 
   const compiler::CudaSource& source() const { return source_; }
   const compiler::Program& program() const { return p_; }
+  // What TF32 tensor cores do to a GEMM's f32 operands (rounded to 10 mantissa bits, nearest,
+  // ties to even): on the GEMMs cuBLAS gets FAST_TF32 for (ColumnMajorGemm::tensor_cores), or on
+  // every f32 GEMM. Off by default.
+  enum class Tf32 { off, tensor_core_gemms, every_f32_gemm };
+  Tf32 tf32 = Tf32::off;
 
  private:
   using Launcher = void (*)(void (*)(char*), char*, unsigned, unsigned, unsigned, unsigned, int);
@@ -174,19 +181,36 @@ class EmulatedDevice {
   }
 
   // What cuBLAS computes from these arguments: column-major C = op(first) op(second).
+  static float to_tf32(float x) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    bits += 0xFFFu + ((bits >> 13) & 1u);
+    bits &= ~0x1FFFu;
+    std::memcpy(&x, &bits, 4);
+    return x;
+  }
+
   template <class T>
   void gemm_as(const compiler::ColumnMajorGemm& g) {
     const T* first = reinterpret_cast<const T*>(arena_.data() + g.first);
     const T* second = reinterpret_cast<const T*>(arena_.data() + g.second);
     T* c = reinterpret_cast<T*>(arena_.data() + g.c);
+    bool round = false;
+    if constexpr (std::is_same_v<T, float>)
+      round = tf32 == Tf32::every_f32_gemm || (tf32 == Tf32::tensor_core_gemms && g.tensor_cores);
+    const auto value = [&](T v) {
+      if constexpr (std::is_same_v<T, float>)
+        if (round) return double(to_tf32(v));
+      return double(v);
+    };
     for (int col = 0; col < g.n; ++col)
       for (int row = 0; row < g.m; ++row) {
         double sum = 0;
         for (int q = 0; q < g.k; ++q)
-          sum += double(g.transpose_first ? first[q + row * g.ld_first]
-                                          : first[row + q * g.ld_first]) *
-                 double(g.transpose_second ? second[col + q * g.ld_second]
-                                           : second[q + col * g.ld_second]);
+          sum +=
+              value(g.transpose_first ? first[q + row * g.ld_first] : first[row + q * g.ld_first]) *
+              value(g.transpose_second ? second[col + q * g.ld_second]
+                                       : second[q + col * g.ld_second]);
         c[row + col * g.ldc] = static_cast<T>(sum);
       }
   }
