@@ -1252,6 +1252,7 @@ Problem::Program& Problem::program(const std::string& what, const MatrixD& at,
   p.order = std::move(order);
   p.values = value_columns > 0;
   const std::vector<Var> out = program_graph(*p.graph, layout, rows, value_columns, build);
+  p.outputs = out.size();
   p.exe = std::make_unique<compiler::Executable>(out, spec_.compile);
   programs_.emplace_front(key, std::move(p));
   if (programs_.size() > kCachedPrograms) programs_.pop_back();
@@ -1306,28 +1307,68 @@ MatrixD Problem::output(const Program& p, std::size_t i) const {
   return back;
 }
 
+Eigen::Index Problem::evaluation_rows(const std::string& what, Eigen::Index rows,
+                                      Eigen::Index value_columns, const ProgramBuilder& build) {
+  if (rows <= kEvaluationProbeRows || model_->decomposed() || memory_.budget <= 0) return rows;
+  auto it = evaluation_bytes_per_row_.find(what);
+  if (it == evaluation_bytes_per_row_.end()) {
+    const MatrixD probe = MatrixD::Zero(kEvaluationProbeRows, network_spec_.inputs);
+    std::vector<Eigen::Index> order;
+    const RowLayout layout = model_->arrange(probe, order, "problem: evaluate");
+    Graph g(DType::f64);
+    const std::vector<Var> out =
+        program_graph(g, layout, kEvaluationProbeRows, value_columns, build);
+    const double bytes =
+        static_cast<double>(compiler::estimate_memory(out, spec_.compile).arena_bytes);
+    it = evaluation_bytes_per_row_.emplace(what, bytes / kEvaluationProbeRows).first;
+  }
+  // What the budget leaves beside the training programs, and at least a quarter of it.
+  const std::int64_t left = std::max(memory_.budget - memory_.planned_bytes, memory_.budget / 4);
+  const auto fit = static_cast<Eigen::Index>(static_cast<double>(left) / it->second);
+  return std::clamp(fit / kEvaluationProbeRows * kEvaluationProbeRows, kEvaluationProbeRows, rows);
+}
+
+MatrixD Problem::evaluate_program(const Eigen::VectorXd& theta, const std::string& what,
+                                  const MatrixD& at, const MatrixD* values,
+                                  const ProgramBuilder& build) {
+  const Eigen::Index value_columns = values ? values->cols() : 0;
+  const Eigen::Index rows = at.rows(), block = evaluation_rows(what, rows, value_columns, build);
+  MatrixD result;
+  for (Eigen::Index first = 0; first < rows; first += block) {
+    const Eigen::Index n = std::min(block, rows - first);
+    const MatrixD points = at.middleRows(first, n);
+    const MatrixD part = values ? MatrixD(values->middleRows(first, n)) : MatrixD();
+    Program& p = program(what + "\n" + std::to_string(n), points, value_columns, build);
+    run(p, theta, points, values ? &part : nullptr);
+    std::vector<MatrixD> outputs;
+    Eigen::Index columns = 0;
+    for (std::size_t k = 0; k < p.outputs; ++k) {
+      outputs.push_back(output(p, k));
+      columns += outputs.back().cols();
+    }
+    if (first == 0) result.resize(rows, columns);
+    Eigen::Index column = 0;
+    for (const MatrixD& o : outputs) {
+      result.block(first, column, n, o.cols()) = o;
+      column += o.cols();
+    }
+  }
+  return result;
+}
+
 MatrixD Problem::evaluate(const Eigen::VectorXd& theta, const MatrixD& at) {
   checked_points(spec_.math.context, at);
-  Program& p = program(
-      "fields\n" + std::to_string(at.rows()), at, 0,
-      [&](const ModelGraph& net, Var points) { return std::vector<Var>{fields_at(net, points)}; });
-  run(p, theta, at);
-  return output(p, 0);
+  return evaluate_program(theta, "fields", at, nullptr, [&](const ModelGraph& net, Var points) {
+    return std::vector<Var>{fields_at(net, points)};
+  });
 }
 
-Problem::Program& Problem::expressions_program(const MatrixD& at,
-                                               const std::vector<std::string>& expressions) {
-  const std::string key =
-      "expressions\n" + std::to_string(at.rows()) + "\n" + joined(expressions, "\n");
-  return program(key, at, 0, expressions_builder(expressions, at.rows()));
-}
-
-Problem::ProgramBuilder Problem::expressions_builder(const std::vector<std::string>& expressions,
-                                                     Eigen::Index rows) const {
-  return [this, expressions, rows](const ModelGraph& net, Var points) {
+Problem::ProgramBuilder Problem::expressions_builder(
+    const std::vector<std::string>& expressions) const {
+  return [this, expressions](const ModelGraph& net, Var points) {
     std::vector<Var> out =
         lower_at(net, points, equations::parse_all(expressions, spec_.math.context));
-    broadcast_rows(out, rows);
+    broadcast_rows(out, points.shape().rows);
     return out;
   };
 }
@@ -1348,8 +1389,7 @@ Problem::ExportedProgram Problem::exported_program(const Eigen::VectorXd& theta,
   const RowLayout layout = model_->arrange(at, order, "export");
   // evaluate_expressions' graph (expressions_program), planned for `backend`.
   Graph g(DType::f64);
-  const std::vector<Var> out =
-      program_graph(g, layout, rows, 0, expressions_builder(expressions, rows));
+  const std::vector<Var> out = program_graph(g, layout, rows, 0, expressions_builder(expressions));
   compiler::CompileOptions options = spec_.compile;
   options.backend = backend;
   const Bindings values = objective_->layout().unflatten(theta);
@@ -1361,12 +1401,8 @@ MatrixD Problem::evaluate_expressions(const Eigen::VectorXd& theta, const Matrix
                                       const std::vector<std::string>& expressions) {
   checked_points(spec_.math.context, at);
   if (expressions.empty()) return MatrixD(at.rows(), 0);
-  Program& p = expressions_program(at, expressions);
-  run(p, theta, at);
-  MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
-  for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = output(p, e).col(0);
-  return result;
+  return evaluate_program(theta, "expressions\n" + joined(expressions, "\n"), at, nullptr,
+                          expressions_builder(expressions));
 }
 
 MatrixD Problem::evaluate_expressions_given(
@@ -1377,8 +1413,7 @@ MatrixD Problem::evaluate_expressions_given(
   checked_points(ctx, at);
   if (expressions.empty()) return MatrixD(at.rows(), 0);
   const auto value_columns = std::max<Eigen::Index>(1, field_values.cols());
-  std::string key = "given\n" + std::to_string(at.rows()) + "\n" + std::to_string(value_columns) +
-                    "\n" + joined(expressions, "\n");
+  std::string key = "given\n" + std::to_string(value_columns) + "\n" + joined(expressions, "\n");
   for (const auto& [f, e] : field_expressions) key += "\n" + f + "=" + e;
   for (const auto& [f, c] : field_columns) key += "\n" + f + "@" + std::to_string(c);
   const auto build = [&](const ModelGraph& net, Var points) {
@@ -1399,7 +1434,8 @@ MatrixD Problem::evaluate_expressions_given(
                           "', which the reference gives as values only (an exact solution as "
                           "expressions has derivatives)");
       }
-    const Var values = points.graph->input(kValues, {at.rows(), value_columns});
+    const Eigen::Index rows = points.shape().rows;
+    const Var values = points.graph->input(kValues, {rows, value_columns});
     equations::LowerInputs inputs{.coordinates = points,
                                   .outputs = fields_at(net, points),
                                   .param_prefix = spec_.pinn.param_prefix};
@@ -1413,22 +1449,17 @@ MatrixD Problem::evaluate_expressions_given(
       const std::vector<equations::Equation> exact = equations::parse_all(exact_texts, ctx);
       Taylor values_only(equations::plan_for(exact, ctx, points));
       std::vector<Var> lowered = equations::lower(exact, ctx, inputs, values_only);
-      broadcast_rows(lowered, at.rows());
+      broadcast_rows(lowered, rows);
       for (std::size_t k = 0; k < exact_fields.size(); ++k)
         inputs.fields[exact_fields[k]] = lowered[k];
     }
     Taylor taylor(equations::plan_for(eqs, ctx, points));
     std::vector<Var> out = equations::lower(eqs, ctx, inputs, taylor);
-    broadcast_rows(out, at.rows());
+    broadcast_rows(out, rows);
     return out;
   };
-  Program& p = program(key, at, value_columns, build);
   const MatrixD values = field_values.cols() > 0 ? field_values : MatrixD::Zero(at.rows(), 1);
-  run(p, theta, at, &values);
-  MatrixD result(at.rows(), static_cast<Eigen::Index>(expressions.size()));
-  for (std::size_t e = 0; e < expressions.size(); ++e)
-    result.col(static_cast<Eigen::Index>(e)) = output(p, e).col(0);
-  return result;
+  return evaluate_program(theta, key, at, &values, build);
 }
 
 Bindings Problem::resample(std::uint64_t seed) const {
@@ -1459,12 +1490,13 @@ Bindings Problem::adaptive_interior(const Eigen::VectorXd& theta, int candidates
   const MatrixD pool =
       geometry::sample_interior(*m.domain, static_cast<std::size_t>(pool_size), o).points;
   const MatrixD mine = global ? rank_share(pool, 1) : pool;
-  Program& p = program("candidates\n" + std::to_string(mine.rows()), mine, 0,
+  MatrixD r =
+      evaluate_program(theta, "candidates", mine, nullptr,
                        [&](const ModelGraph& net, Var at) {
                          return lower_at(net, at, {equations::parse(m.equations[0], m.context)});
-                       });
-  run(p, theta, mine);
-  MatrixD r = output(p, 0).abs().pow(k);
+                       })
+          .abs()
+          .pow(k);
   if (global && mine.rows() != pool.rows()) {
     const std::vector<double> all =
         communicator_->allgather({r.data(), static_cast<std::size_t>(r.size())});

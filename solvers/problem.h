@@ -145,7 +145,8 @@ class Problem {
   struct Program {
     std::unique_ptr<Graph> graph;
     std::unique_ptr<compiler::Executable> exe;
-    bool values = false;       // has the input "values"
+    bool values = false;  // has the input "values"
+    std::size_t outputs = 0;
     DistanceCaches distances;  // its points' mesh distances, last time
     // This call's points: the original row of each row of "points" (grouped by region for a
     // decomposed model; the program's layout is part of its key).
@@ -153,11 +154,22 @@ class Problem {
   };
   // The outputs of a program from its graph's model and points input.
   using ProgramBuilder = std::function<std::vector<Var>(const ModelGraph&, Var points)>;
-  // evaluate_expressions' program for these points' count and `expressions`.
-  Program& expressions_program(const MatrixD& at, const std::vector<std::string>& expressions);
-  // Its outputs: `expressions` at the points, each [rows, 1].
-  ProgramBuilder expressions_builder(const std::vector<std::string>& expressions,
-                                     Eigen::Index rows) const;
+  // evaluate_expressions' outputs: `expressions` at the points, each [rows, 1].
+  ProgramBuilder expressions_builder(const std::vector<std::string>& expressions) const;
+  // The outputs of `build` (a program of kind `what`, its row count not in it) at `at` (and
+  // `values`, when given, as input "values"), side by side [rows, their columns]: in blocks of
+  // evaluation_rows() rows, each block a program of its own row count (cached as any).
+  MatrixD evaluate_program(const Eigen::VectorXd& theta, const std::string& what, const MatrixD& at,
+                           const MatrixD* values, const ProgramBuilder& build);
+  // The most rows an evaluation program of kind `what` takes at once: all `rows` where the
+  // memory budget (memory()) leaves room for them beside the training programs (at least a
+  // quarter of it), else the most that fit, a multiple of kEvaluationProbeRows, from the arena a
+  // program of that many rows would take (compiler::estimate_memory: no code built; once per
+  // kind). A decomposed model's points are evaluated whole (each block would be a layout and a
+  // program of its own).
+  Eigen::Index evaluation_rows(const std::string& what, Eigen::Index rows,
+                               Eigen::Index value_columns, const ProgramBuilder& build);
+  static constexpr Eigen::Index kEvaluationProbeRows = 4096;
 
   // The constructor's stages, in order.
   // Everything checkable before sampling: the mathematics, then the PINN's options.
@@ -281,8 +293,9 @@ class Problem {
   std::vector<std::string> hard_mesh_piece_;  // per field: the STL piece's predicate ("": all)
   std::vector<double> term_weights_;          // per loss term, from the spec
   std::unique_ptr<Objective> objective_;
-  std::list<std::pair<std::string, Program>> programs_;  // most recently used first
-  mutable DistanceCaches distance_cache_;                // the training graph's point sets
+  std::list<std::pair<std::string, Program>> programs_;     // most recently used first
+  std::map<std::string, double> evaluation_bytes_per_row_;  // by kind (evaluation_rows)
+  mutable DistanceCaches distance_cache_;                   // the training graph's point sets
   MemoryReport memory_;
   mutable Eigen::Index interior_rows_ = 0;  // interior points of all ranks (global points)
 };

@@ -4,6 +4,8 @@
 // initial condition; adaptive sampling; and every assembly error with its message.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <cmath>
 #include <numbers>
 #include <set>
@@ -308,6 +310,45 @@ TEST(Problem, BurgersAssemblesItsInitialConditionAndTimeChunks) {
 // that fit, its arena as compiled within the budget, with the loss, the gradient and a few
 // trained steps of the problem in one batch. A budget no batching reaches, and batches that do
 // not divide the points, are refused with the numbers.
+// Under a memory budget, points are evaluated in blocks whose programs fit what the budget leaves
+// beside the training programs: the same values as at once, from a program per block size (here
+// 20,000 points: four blocks of 4096 and one of 3616), and adaptive sampling's candidates too.
+TEST(Problem, UnderABudgetPointsAreEvaluatedInBlocks) {
+  ProblemSpec spec = burgers_spec(512, 128, 64, {32, 32});
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  spec.pinn.memory.budget = std::int64_t{1} << 40;
+  Problem whole(spec);
+  // Just the training programs' plan: a quarter of it is left for an evaluation, far less than
+  // 20,000 points take.
+  spec.pinn.memory.budget = whole.memory().whole_bytes;
+  Problem blocked(spec);
+  ASSERT_EQ(blocked.memory().batches, 1);
+  const Eigen::VectorXd theta = whole.initial_theta(4);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  MatrixD points(20000, 2);
+  for (Eigen::Index i = 0; i < points.rows(); ++i) points.row(i) << 2 * u(rng) - 1, u(rng);
+  const auto close = [](const MatrixD& a, const MatrixD& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           (a - b).abs().maxCoeff() <= 1e-12 * b.abs().maxCoeff();
+  };
+  EXPECT_TRUE(close(blocked.evaluate(theta, points), whole.evaluate(theta, points)));
+  EXPECT_EQ(whole.cached_programs(), 1u);
+  EXPECT_EQ(blocked.cached_programs(), 2u) << "4096 rows and 3616";
+  const std::vector<std::string> expressions{"u_t + u*u_x - nu*u_xx", "u_x", "2"};
+  const MatrixD r = blocked.evaluate_expressions(theta, points, expressions);
+  EXPECT_TRUE(close(r, whole.evaluate_expressions(theta, points, expressions)));
+  EXPECT_EQ(r.cols(), 3);
+  EXPECT_EQ(r(19999, 2), 2.0);
+  // Fewer points than a block: one program of their count.
+  EXPECT_TRUE(close(blocked.evaluate(theta, points.topRows(100)),
+                    whole.evaluate(theta, points.topRows(100))));
+  // RAD's candidates: the same residuals, so the same draw.
+  const Bindings a = whole.adaptive_interior(theta, 20000, 8);
+  const Bindings b = blocked.adaptive_interior(theta, 20000, 8);
+  EXPECT_TRUE(close(b.at("interior"), a.at("interior")));
+}
+
 TEST(Problem, AMemoryBudgetRunsTheStepInBatches) {
   ProblemSpec spec = burgers_spec(512, 128, 64, {32, 32});
   spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
