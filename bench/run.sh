@@ -18,6 +18,9 @@
 #                    one batch and under a memory budget; BENCH_MEMORY_ARGS: its options)
 #   BENCH_E2E=0      no bench/e2e/e2e.py (a whole Adam training step of three examples through
 #                    `jetpde run`, fp32 and auto, against PyTorch and JAX; BENCH_E2E_ARGS: its options)
+#   BENCH_AUTO_ACCURACY=0  no bench/e2e/auto_accuracy.py (the same examples trained whole under fp32
+#                    and under auto, errors and times; BENCH_AUTO_ACCURACY_ARGS: its options, e.g.
+#                    "--seeds 0 1 2 --auto-as bf16_wgrad")
 BUILD_DIR=${BUILD_DIR:-build}
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-}
 BENCH_THREADS=${BENCH_THREADS:-2}
@@ -35,6 +38,8 @@ BENCH_MEMORY=${BENCH_MEMORY:-1}
 BENCH_MEMORY_ARGS=${BENCH_MEMORY_ARGS:-}
 BENCH_E2E=${BENCH_E2E:-1}
 BENCH_E2E_ARGS=${BENCH_E2E_ARGS:-}
+BENCH_AUTO_ACCURACY=${BENCH_AUTO_ACCURACY:-1}
+BENCH_AUTO_ACCURACY_ARGS=${BENCH_AUTO_ACCURACY_ARGS:-}
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run="env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE"
@@ -84,6 +89,12 @@ if [ "${BENCH_E2E}" != 0 ]; then
   echo; echo "== end to end: bench/e2e/e2e.py --build ${BUILD_DIR} --threads ${BENCH_THREADS} --python $py ${BENCH_E2E_ARGS}"
   $run python3 bench/e2e/e2e.py --build "${BUILD_DIR}" --threads ${BENCH_THREADS} --python "$py" \
     ${BENCH_E2E_ARGS} || failed="$failed e2e.py"
+fi
+if [ "${BENCH_AUTO_ACCURACY}" != 0 ]; then
+  # precision: auto against fp32 on whole runs of the same examples (about 20 minutes on 2 cores).
+  echo; echo "== auto's accuracy: bench/e2e/auto_accuracy.py --build ${BUILD_DIR} --threads ${BENCH_THREADS} ${BENCH_AUTO_ACCURACY_ARGS}"
+  $run python3 bench/e2e/auto_accuracy.py --build "${BUILD_DIR}" --threads ${BENCH_THREADS} \
+    ${BENCH_AUTO_ACCURACY_ARGS} || failed="$failed auto_accuracy.py"
 fi
 if [ "${BENCH_OPENMP}" != 0 ]; then
   echo; echo "== threads: ${BUILD_DIR}/bench/threads/jetpde_threads_bench ${BENCH_OPENMP_ARGS}"
