@@ -1334,7 +1334,8 @@ MatrixD Problem::evaluate_program(const Eigen::VectorXd& theta, const std::strin
   const Eigen::Index value_columns = values ? values->cols() : 0;
   const Eigen::Index rows = at.rows(), block = evaluation_rows(what, rows, value_columns, build);
   MatrixD result;
-  for (Eigen::Index first = 0; first < rows; first += block) {
+  Eigen::Index first = 0;
+  do {  // once for no points: a program of none, as for any count
     const Eigen::Index n = std::min(block, rows - first);
     const MatrixD points = at.middleRows(first, n);
     const MatrixD part = values ? MatrixD(values->middleRows(first, n)) : MatrixD();
@@ -1352,7 +1353,8 @@ MatrixD Problem::evaluate_program(const Eigen::VectorXd& theta, const std::strin
       result.block(first, column, n, o.cols()) = o;
       column += o.cols();
     }
-  }
+    first += n;
+  } while (first < rows);
   return result;
 }
 
@@ -1387,7 +1389,7 @@ Problem::ExportedProgram Problem::exported_program(const Eigen::VectorXd& theta,
   const MatrixD at = MatrixD::Zero(rows, static_cast<Eigen::Index>(ctx.coordinate_names().size()));
   std::vector<Eigen::Index> order;
   const RowLayout layout = model_->arrange(at, order, "export");
-  // evaluate_expressions' graph (expressions_program), planned for `backend`.
+  // evaluate_expressions' graph (expressions_builder), planned for `backend`.
   Graph g(DType::f64);
   const std::vector<Var> out = program_graph(g, layout, rows, 0, expressions_builder(expressions));
   compiler::CompileOptions options = spec_.compile;
