@@ -83,7 +83,9 @@ constexpr std::array<options::EnumName<PrecisionPolicy>, 7> kPrecisions{{
     {PrecisionPolicy::as_built, "as_built", "the dtypes the graph was built with", nullptr, false},
     {PrecisionPolicy::fp64, "fp64", "every leaf in f64 (the oracle)"},
     {PrecisionPolicy::fp32, "fp32", "every leaf in f32"},
-    {PrecisionPolicy::bf16, "bf16", "GEMM operands in bf16, everything else in f32"},
+    {PrecisionPolicy::bf16, "bf16",
+     "GEMM operands in bf16, everything else in f32 (for speed measurements: a PINN's gradient "
+     "is mostly noise after a few hundred steps of it)"},
     {PrecisionPolicy::bf16_wgrad, "bf16_wgrad",
      "bf16 operands in the weight-gradient GEMMs only, every other GEMM in f32"},
     {PrecisionPolicy::fp16, "fp16", "as bf16 with f16 operands, each scaled first"},
