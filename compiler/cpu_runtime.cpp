@@ -92,6 +92,19 @@ void run_sgemm_tile(char* arena, const Program& p, const Gemm& g, std::int64_t p
                     b, ldb, 0.0f, c + r * ldc, ldc);
 }
 
+// c_partial += aᵀ b over rows [i0, i1) of each block of `points` rows (a weight gradient in a tiled
+// region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense.
+void run_sgemm_sum_tile(char* arena, const Program& p, const Gemm& g, std::int64_t points,
+                        std::int64_t i0, std::int64_t i1, float* partial) {
+  const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
+  const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
+  const float* a = address<float>(arena, p, g.a);
+  const float* b = address<float>(arena, p, g.b);
+  for (std::int64_t r = i0; r < g.a.shape.rows; r += points)
+    sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - i0, a + r * lda, lda,
+                    b + r * ldb, ldb, 1.0f, partial, g.c.shape.cols);
+}
+
 void run_dgemm(char* arena, const Program& p, const Gemm& g) {
   const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
   cblas_dgemm(
@@ -265,14 +278,19 @@ class CpuRuntime final : public Runtime {
 
   // A tiled region's entry points: each kernel's rows function and row sums (where it sums over
   // rows) with the offset of its accumulators in a thread's block of `stride` doubles.
+  // The weight gradients (c = aᵀ b) likewise: each thread's partial c at `sum_at` in its block of
+  // `sum_stride` floats.
   struct RegionRun {
     std::size_t index = 0;            // in program_.regions
     std::vector<RowsFn> rows;         // by step - first; null for GEMMs
     std::vector<RowSumsFn> row_sums;  // null where the kernel sums no rows
     std::vector<std::int64_t> at;     // accumulator offsets
     std::int64_t stride = 0;
-    std::vector<double> partial;  // threads x stride
-    bool automatic = false;       // TiledRegion::tune was set: its tile measured or cached
+    std::vector<double> partial;       // threads x stride
+    std::vector<std::int64_t> sum_at;  // by step - first; -1 but for aᵀ b GEMMs
+    std::int64_t sum_stride = 0;
+    std::vector<float> sum_partial;  // threads x sum_stride
+    bool automatic = false;          // TiledRegion::tune was set: its tile measured or cached
   };
 
   // TiledRegion::tune: the region runs, on this first run's values, whole and with each
@@ -385,6 +403,9 @@ class CpuRuntime final : public Runtime {
                  : nullptr);
         run.at.push_back(run.stride);
         if (sums) run.stride += k->domain.cols * static_cast<std::int64_t>(k->reductions.size());
+        const auto* g = std::get_if<Gemm>(&program_.steps[static_cast<std::size_t>(s)].op);
+        run.sum_at.push_back(g && g->transpose_a ? run.sum_stride : -1);
+        if (g && g->transpose_a) run.sum_stride += g->c.shape.size();
       }
       region_at_[static_cast<std::size_t>(r.first)] = static_cast<int>(regions_.size());
       regions_.push_back(std::move(run));
@@ -392,8 +413,8 @@ class CpuRuntime final : public Runtime {
   }
 
   // Tile after tile, each running the region's steps on its points; tiles split statically among
-  // the threads (each thread's tiles in order), row sums per thread, added in thread order. A
-  // region whose tile is 0 runs its steps whole.
+  // the threads (each thread's tiles in order), row sums and weight gradients per thread, added
+  // in thread order. A region whose tile is 0 runs its steps whole.
   void run_region(RegionRun& run) {
     const TiledRegion& r = program_.regions[run.index];
     if (r.tile == 0) {
@@ -402,6 +423,7 @@ class CpuRuntime final : public Runtime {
     }
     const int nt = threads();
     run.partial.assign(static_cast<std::size_t>(nt * run.stride), 0.0);
+    run.sum_partial.assign(static_cast<std::size_t>(nt * run.sum_stride), 0.0f);
     const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
     char* arena = arena_;
     const Program& p = program_;
@@ -410,21 +432,27 @@ class CpuRuntime final : public Runtime {
 #endif
     {
 #if defined(JETPDE_COMPILER_OPENMP)
-      double* acc =
-          run.partial.data() + static_cast<std::int64_t>(omp_get_thread_num()) * run.stride;
-#pragma omp for schedule(static)
+      const auto thread = static_cast<std::int64_t>(omp_get_thread_num());
 #else
-      double* acc = run.partial.data();
+      const std::int64_t thread = 0;
+#endif
+      double* acc = run.partial.data() + thread * run.stride;
+      float* sums = run.sum_partial.data() + thread * run.sum_stride;
+#if defined(JETPDE_COMPILER_OPENMP)
+#pragma omp for schedule(static)
 #endif
       for (std::int64_t t = 0; t < tiles; ++t) {
         const std::int64_t i0 = t * r.tile, i1 = std::min(r.points, i0 + r.tile);
         for (int s = r.first; s < r.last; ++s) {
           const auto at = static_cast<std::size_t>(s - r.first);
+          const Step& step = p.steps[static_cast<std::size_t>(s)];
           if (run.rows[at])
             run.rows[at](arena, i0, i1, acc + run.at[at]);
+          else if (run.sum_at[at] >= 0)
+            run_sgemm_sum_tile(arena, p, std::get<Gemm>(step.op), r.points, i0, i1,
+                               sums + run.sum_at[at]);
           else
-            run_sgemm_tile(arena, p, std::get<Gemm>(p.steps[static_cast<std::size_t>(s)].op),
-                           r.points, i0, i1);
+            run_sgemm_tile(arena, p, std::get<Gemm>(step.op), r.points, i0, i1);
         }
       }
     }
@@ -432,7 +460,23 @@ class CpuRuntime final : public Runtime {
       const auto at = static_cast<std::size_t>(s - r.first);
       if (run.row_sums[at])
         run.row_sums[at](arena, run.partial.data() + run.at[at], run.stride, nt);
+      if (run.sum_at[at] >= 0)
+        add_partials(std::get<Gemm>(p.steps[static_cast<std::size_t>(s)].op),
+                     run.sum_partial.data() + run.sum_at[at], run.sum_stride, nt);
     }
+  }
+
+  // c = the threads' partial sums of a weight gradient, added in thread order.
+  void add_partials(const Gemm& g, const float* partial, std::int64_t stride, int threads) {
+    float* c = address<float>(arena_, program_, g.c);
+    const auto ldc = program_.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
+    const std::int64_t cols = g.c.shape.cols;
+    for (std::int64_t i = 0; i < g.c.shape.rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        float sum = 0.0f;
+        for (int t = 0; t < threads; ++t) sum += partial[t * stride + i * cols + j];
+        c[i * ldc + j] = sum;
+      }
   }
 
   void store(const Buffer& b, const MatrixD& value) {

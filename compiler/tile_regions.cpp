@@ -5,11 +5,14 @@
 //
 // A step can join a region over `points` rows when it works row by row over them: a kernel
 // whose domain has `points` rows (its row reductions become per-thread partial sums that the
-// backend adds up after the region), or an f32 GEMM c = a op(b) whose rows are whole blocks of
-// `points` (stacked streams). What a region writes must be read and written inside it only at
-// rows i + b * points of the tile's points i: no broadcast row, no offset that is not a whole
-// block, no GEMM reading it as its right operand (that reads every row); a row reduction's
-// result, added up after the region, is not read inside it.
+// backend adds up after the region), an f32 GEMM c = a op(b) whose rows are whole blocks of
+// `points` (stacked streams), or an f32 GEMM c = aᵀ b summing over such rows (a weight gradient:
+// each thread accumulates aᵀ b over its tiles' rows into a partial c of its own, and the backend
+// adds the partials up after the region, as it does the row sums). What a region writes must be
+// read and written inside it only at rows i + b * points of the tile's points i: no broadcast
+// row, no offset that is not a whole block, no GEMM reading it as its right operand in c = a b
+// (that reads every row); a sum's result (a row reduction's, a weight gradient's), added up
+// after the region, is not read inside it.
 #include <unordered_set>
 
 #include "compiler/lower.h"
@@ -31,9 +34,10 @@ std::vector<Access> accesses_of(const Step& step) {
     for (const auto& r : k->reductions) out.push_back({r.target, true, r.over_rows});
   } else {
     const Gemm& g = std::get<Gemm>(step.op);
+    // aᵀ b reads both operands row by row and sums into all of c; a op(b) reads all of b.
     out.push_back({g.a, false, false});
-    out.push_back({g.b, false, true});
-    out.push_back({g.c, true, false});
+    out.push_back({g.b, false, !g.transpose_a});
+    out.push_back({g.c, true, g.transpose_a});
   }
   return out;
 }
@@ -43,12 +47,13 @@ std::vector<Access> accesses_of(const Step& step) {
 bool tileable(const Program& p, const Step& step, std::int64_t points) {
   if (const auto* k = std::get_if<Kernel>(&step.op)) return k->domain.rows == points;
   const Gemm& g = std::get<Gemm>(step.op);
-  if (g.transpose_a) return false;  // aᵀ b sums over the rows
   for (const View* v : {&g.a, &g.b, &g.c}) {
     const Buffer& b = p.buffers[static_cast<std::size_t>(v->buffer)];
     // The library's sgemm, called by each thread on its tile; packed bf16 and f64 GEMMs run whole.
     if (b.packed || b.dtype != DType::f32) return false;
   }
+  if (g.transpose_a)  // aᵀ b: a sum over the rows of a and b, blocks of `points`
+    return !g.transpose_b && g.a.shape.rows == g.b.shape.rows && g.a.shape.rows % points == 0;
   return g.c.shape.rows % points == 0 && g.a.shape.rows == g.c.shape.rows;
 }
 
@@ -84,7 +89,8 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
       ++s;
       continue;
     }
-    std::unordered_set<int> written, elsewhere;  // written in the region; read beyond a tile
+    // Written in the region; read beyond a tile; summed into after the region.
+    std::unordered_set<int> written, elsewhere, summed;
     std::size_t e = s;
     bool gemm = false, kernel = false;
     for (; e < n && tileable(p, p.steps[e], points); ++e) {
@@ -94,6 +100,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
         const bool tile_only = within_tile(a, points);
         if (!tile_only && written.count(a.view.buffer) > 0) ok = false;
         if (a.write && elsewhere.count(a.view.buffer) > 0) ok = false;
+        if (summed.count(a.view.buffer) > 0) ok = false;
         // The same step may not write a buffer and read it beyond the tile either.
         if (!tile_only)
           for (const Access& b : acc)
@@ -103,6 +110,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
       for (const Access& a : acc) {
         if (a.write) written.insert(a.view.buffer);
         if (!within_tile(a, points)) elsewhere.insert(a.view.buffer);
+        if (a.write && a.whole) summed.insert(a.view.buffer);
       }
       (std::holds_alternative<Gemm>(p.steps[e].op) ? gemm : kernel) = true;
     }

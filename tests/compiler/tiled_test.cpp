@@ -171,6 +171,28 @@ TEST_P(TiledWorkloads, RunTileByTileAsWhole) {
   }
 }
 
+// A weight gradient (c = aᵀ b over the stacked streams' rows) joins a region where it follows
+// what it reads: each thread sums its tiles into a partial c, added up after the region (the
+// values: RunTileByTileAsWhole). order6's step has every one of them in its region.
+TEST(TiledRegions, WeightGradientsAreSummedTileByTile) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload("order6", {8192, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  const Program p = lowered(outs, 256);
+  int inside = 0, outside = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    const auto* g = std::get_if<Gemm>(&p.steps[s].op);
+    if (!g || !g->transpose_a) continue;
+    bool in = false;
+    for (const TiledRegion& r : p.regions)
+      in = in || (static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last);
+    ++(in ? inside : outside);
+  }
+  EXPECT_GE(inside, 4) << p.to_text();
+  EXPECT_EQ(outside, 0) << p.to_text();
+  expect_region_buffers_apart(p);
+}
+
 // The files in `dir` whose name has `part`.
 std::vector<std::filesystem::path> files_with(const std::filesystem::path& dir,
                                               const std::string& part) {
