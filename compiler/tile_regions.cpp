@@ -63,13 +63,10 @@ bool within_tile(const Access& a, std::int64_t points) {
 }
 
 // The points of a region starting at step `s`: the rows of the first kernel, past GEMMs that
-// could join it; 0 when none.
+// could join it (tileable() checks them against those rows); 0 when none.
 std::int64_t points_from(const Program& p, std::size_t s) {
-  for (; s < p.steps.size(); ++s) {
+  for (; s < p.steps.size(); ++s)
     if (const auto* k = std::get_if<Kernel>(&p.steps[s].op)) return k->domain.rows;
-    const Gemm& g = std::get<Gemm>(p.steps[s].op);
-    if (g.transpose_a) return 0;
-  }
   return 0;
 }
 

@@ -104,6 +104,49 @@ TEST(TiledRegions, ARowSumIsNotReadInsideItsRegion) {
               });
 }
 
+// A weight gradient c = aᵀ b is summed after all tiles ran: a step reading c starts anew, even
+// one whose read looks like a tile's rows (here c has as many rows as the region has points).
+// Checked by structure and by value against the program run whole.
+TEST(TiledRegions, AWeightGradientIsNotReadInsideItsRegion) {
+  Graph g;
+  const Var x = g.input("x", {1024, 8});  // two blocks of 512 points
+  const Var y = g.input("y", {1024, 4});
+  const Var z = matmul(x, g.param("W", {8, 512}));                      // [1024, 512]
+  const Var h = tanh(slice_rows(z, 0, 512)) * slice_rows(z, 512, 512);  // a kernel over 512
+  const Var c = matmul(z, y, true, false);               // [512, 4], a sum over 1024 rows
+  const std::vector<Var> outs{slice_cols(h, 0, 4) * c};  // reads c at the points' rows
+  const Program p = lowered(outs, 128);
+  bool joined = false;
+  for (const TiledRegion& r : p.regions)
+    for (int s = r.first; s < r.last; ++s) {
+      const auto* gm = std::get_if<Gemm>(&p.steps[s].op);
+      if (!gm || !gm->transpose_a) continue;
+      joined = true;
+      for (int t = s + 1; t < r.last; ++t)
+        for_each_view(p.steps[t], [&](const View& v) {
+          EXPECT_NE(v.buffer, gm->c.buffer)
+              << "step " << t << " reads step " << s << "'s weight gradient in its region\n"
+              << p.to_text();
+        });
+    }
+  if (!sgemm_runs_per_thread()) return;
+  EXPECT_TRUE(joined) << "the sum itself joins a region\n" << p.to_text();
+  Bindings b;
+  b["x"] = MatrixD::Random(1024, 8);
+  b["y"] = MatrixD::Random(1024, 4);
+  b["W"] = MatrixD::Random(8, 512) * 0.3;
+  CompileOptions whole, tiled;
+  whole.cpu.tile_rows = -1;
+  tiled.cpu.tile_rows = 128;
+  Executable a(outs, whole), t(outs, tiled);
+  a.set(b);
+  t.set(b);
+  a.run();
+  t.run();
+  EXPECT_LE((t.output(0) - a.output(0)).cwiseAbs().maxCoeff(),
+            1e-5 * a.output(0).cwiseAbs().maxCoeff());
+}
+
 // Buffers used in the same region never share memory: tiles interleave its steps.
 void expect_region_buffers_apart(const Program& p) {
   for (const TiledRegion& r : p.regions) {
