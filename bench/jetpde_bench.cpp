@@ -126,8 +126,9 @@ struct Result {
   // run whole, and how many steps they hold.
   double tiled_seconds = 0;
   int tiled_steps = 0;
-  // Each region's tile as the warm-up run measured it ("512,whole,256"), and the seconds that
-  // took (JETPDE_TILE_ROWS unset or auto; a number fixes the tiles).
+  // Each region's tile as the warm-up run measured it ("512,whole,256+w": +w where its weight
+  // gradients run whole after the tiles), and the seconds that took (JETPDE_TILE_ROWS unset or
+  // auto; a number fixes the tiles).
   std::string tiles;
   double tile_seconds = 0;
   // The limit (see the top of this file).
@@ -227,7 +228,8 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
   for (const compiler::TiledRegion& region : exe.program().regions) {
     r.tiled_steps += region.last - region.first;
     r.tiles += (r.tiles.empty() ? "" : ",") +
-               (region.tile > 0 ? std::to_string(region.tile) : std::string("whole"));
+               (region.tile > 0 ? std::to_string(region.tile) : std::string("whole")) +
+               (region.tile > 0 && region.sums_whole ? "+w" : "");
   }
   r.tile_seconds = exe.stats().tile_seconds;
   r.gemm_gflops = r.gemm_seconds > 0 ? whole_flops / r.gemm_seconds * 1e-9 : 0.0;

@@ -327,6 +327,19 @@ class CpuRuntime final : public Runtime {
     }
     if (preferred < INFINITY && best > (1.0 - kTileMargin) * preferred) chosen = kPreferredTile;
     r.tile = chosen;
+    // Then, with that tile, the weight gradients run whole after the tiles: kept where faster.
+    if (chosen > 0 && run.sum_stride > 0) {
+      double tiled = INFINITY, whole = INFINITY;
+      for (int k = 0; k < 3; ++k)
+        for (const bool sums_whole : {false, true}) {
+          r.sums_whole = sums_whole;
+          const auto t = Clock::now();
+          run_region(run);
+          double& fastest = sums_whole ? whole : tiled;
+          fastest = std::min(fastest, seconds_since(t));
+        }
+      r.sums_whole = whole < tiled;
+    }
     r.tune = false;
     write_tile_cache();
     ++stats_.tiles_measured;
@@ -334,9 +347,9 @@ class CpuRuntime final : public Runtime {
   }
 
   // The tile cache: beside the shared object, one file per thread count, a line per measured
-  // region ("first last points tile"). A line that matches no region to be measured, or names a
-  // tile that is not a candidate, is ignored; a file that cannot be read or written is no error
-  // (the tiles are measured again).
+  // region ("first last points tile sums_whole"). A line that matches no region to be measured,
+  // names a tile that is not a candidate or has other fields is ignored; a file that cannot be
+  // read or written is no error (the tiles are measured again).
   std::string tile_cache_path() const {
     return object_->path() + ".tiles-" + std::to_string(threads()) + "-threads";
   }
@@ -345,15 +358,20 @@ class CpuRuntime final : public Runtime {
     if (tile_cache_read_) return;
     tile_cache_read_ = true;
     std::ifstream in(tile_cache_path());
-    std::int64_t first = 0, last = 0, points = 0, tile = 0;
-    while (in >> first >> last >> points >> tile) {
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::int64_t first = 0, last = 0, points = 0, tile = 0;
+      int sums_whole = 0;
+      std::string more;
+      if (!(fields >> first >> last >> points >> tile >> sums_whole) || fields >> more) continue;
       const bool candidate = tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(),
                                                      tile) != kTileCandidates.end() &&
                                            points >= 2 * tile);
-      if (!candidate) continue;
+      if (!candidate || (sums_whole != 0 && sums_whole != 1)) continue;
       for (TiledRegion& r : program_.regions)
         if (r.tune && r.first == first && r.last == last && r.points == points) {
           r.tile = tile;
+          r.sums_whole = sums_whole == 1;
           r.tune = false;
         }
     }
@@ -364,7 +382,8 @@ class CpuRuntime final : public Runtime {
     for (const RegionRun& run : regions_) {
       const TiledRegion& r = program_.regions[run.index];
       if (run.automatic && !r.tune)
-        text << r.first << " " << r.last << " " << r.points << " " << r.tile << "\n";
+        text << r.first << " " << r.last << " " << r.points << " " << r.tile << " "
+             << (r.sums_whole ? 1 : 0) << "\n";
     }
     const std::string path = tile_cache_path();
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -414,7 +433,8 @@ class CpuRuntime final : public Runtime {
 
   // Tile after tile, each running the region's steps on its points; tiles split statically among
   // the threads (each thread's tiles in order), row sums and weight gradients per thread, added
-  // in thread order. A region whose tile is 0 runs its steps whole.
+  // in thread order (or the weight gradients whole after the tiles: sums_whole). A region whose
+  // tile is 0 runs its steps whole.
   void run_region(RegionRun& run) {
     const TiledRegion& r = program_.regions[run.index];
     if (r.tile == 0) {
@@ -448,6 +468,8 @@ class CpuRuntime final : public Runtime {
           const Step& step = p.steps[static_cast<std::size_t>(s)];
           if (run.rows[at])
             run.rows[at](arena, i0, i1, acc + run.at[at]);
+          else if (run.sum_at[at] >= 0 && r.sums_whole)
+            continue;
           else if (run.sum_at[at] >= 0)
             run_sgemm_sum_tile(arena, p, std::get<Gemm>(step.op), r.points, i0, i1,
                                sums + run.sum_at[at]);
@@ -460,7 +482,9 @@ class CpuRuntime final : public Runtime {
       const auto at = static_cast<std::size_t>(s - r.first);
       if (run.row_sums[at])
         run.row_sums[at](arena, run.partial.data() + run.at[at], run.stride, nt);
-      if (run.sum_at[at] >= 0)
+      if (run.sum_at[at] >= 0 && r.sums_whole)
+        run_whole(static_cast<std::size_t>(s));
+      else if (run.sum_at[at] >= 0)
         add_partials(std::get<Gemm>(p.steps[static_cast<std::size_t>(s)].op),
                      run.sum_partial.data() + run.sum_at[at], run.sum_stride, nt);
     }

@@ -172,6 +172,7 @@ Program lower_for(const Module& module, Backend backend, const CompileOptions& o
   if (backend == Backend::cpu && options.memory_fraction >= 1.0 && sgemm_runs_per_thread() &&
       find_tiled_regions(program, tile_rows(options.cpu)) > 0)
     plan_memory(program);
+  if (!options.pipeline.dump_ir.empty()) dump_program(options.pipeline, program.to_text());
   return program;
 }
 

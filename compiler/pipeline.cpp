@@ -24,11 +24,13 @@ constexpr NamedPass kPasses[] = {
     {"eliminate_dead_code", eliminate_dead_code},
 };
 
+bool dump_to_stderr(const PipelineOptions& o) { return o.dump_ir == "-" || o.dump_ir == "1"; }
+
 void dump(const PipelineOptions& o, int index, const char* name, const Module& m) {
   if (o.dump_ir.empty()) return;
   const std::vector<Var> outs = m.output_vars();
   const std::string text = to_text(*m.graph, outs);
-  if (o.dump_ir == "-" || o.dump_ir == "1") {
+  if (dump_to_stderr(o)) {
     std::cerr << "// after " << name << "\n" << text;
     return;
   }
@@ -39,6 +41,23 @@ void dump(const PipelineOptions& o, int index, const char* name, const Module& m
 }
 
 }  // namespace
+
+void dump_program(const PipelineOptions& o, const std::string& listing) {
+  if (o.dump_ir.empty()) return;
+  if (dump_to_stderr(o)) {
+    std::cerr << "// kernel program\n" << listing;
+    return;
+  }
+  const std::filesystem::path dir(o.dump_ir);
+  std::filesystem::create_directories(dir);
+  for (int n = 0;; ++n) {
+    const std::filesystem::path file = dir / ("kernels-" + std::to_string(n) + ".txt");
+    if (!std::filesystem::exists(file)) {
+      std::ofstream(file) << listing;
+      return;
+    }
+  }
+}
 
 PipelineOptions PipelineOptions::from_environment() {
   PipelineOptions o;

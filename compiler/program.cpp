@@ -83,7 +83,8 @@ std::string Program::to_text() const {
     else if (r.tile == 0)
       os << "run whole (tiles measured slower)\n";
     else
-      os << "tiles of " << r.tile << "\n";
+      os << "tiles of " << r.tile << (r.sums_whole ? ", weight gradients whole after them" : "")
+         << "\n";
   }
   os << "outputs:";
   for (const View& v : outputs) os << " " << view_text(v);

@@ -109,6 +109,11 @@ struct TiledRegion {
   // region's first run, once per CPU and program (cached beside the compiled kernels); `tile` is
   // the smallest candidate until then.
   bool tune = false;
+  // The region's weight gradients (c = aᵀ b GEMMs) run whole after its tiles instead of summed
+  // tile by tile (valid: nothing in the region reads c, and the memory plan keeps every buffer of
+  // the region live through it). Measured with the tile: narrow layers' per-tile sums are small
+  // library calls.
+  bool sums_whole = false;
 };
 
 // The tiles a region to be measured tries, besides running whole (jetpde_layer_bench,

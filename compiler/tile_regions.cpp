@@ -13,6 +13,12 @@
 // row, no offset that is not a whole block, no GEMM reading it as its right operand in c = a b
 // (that reads every row); a sum's result (a row reduction's, a weight gradient's), added up
 // after the region, is not read inside it.
+//
+// Where a step ends a region, later steps that could join it and depend on none of the steps
+// between (no buffer one writes that the other reads or writes) are moved up into it, so that
+// lowering's order (weight gradients and bias sums after 1 x n bias kernels) does not leave
+// them to run whole after the region, reading their operands from memory again.
+#include <algorithm>
 #include <unordered_set>
 
 #include "compiler/lower.h"
@@ -88,28 +94,54 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
     }
     // Written in the region; read beyond a tile; summed into after the region.
     std::unordered_set<int> written, elsewhere, summed;
-    std::size_t e = s;
     bool gemm = false, kernel = false;
-    for (; e < n && tileable(p, p.steps[e], points); ++e) {
-      const std::vector<Access> acc = accesses_of(p.steps[e]);
-      bool ok = true;
+    // Whether step `st` can run inside the region after the steps taken so far; and taking it.
+    const auto fits = [&](const Step& st) {
+      if (!tileable(p, st, points)) return false;
+      const std::vector<Access> acc = accesses_of(st);
       for (const Access& a : acc) {
         const bool tile_only = within_tile(a, points);
-        if (!tile_only && written.count(a.view.buffer) > 0) ok = false;
-        if (a.write && elsewhere.count(a.view.buffer) > 0) ok = false;
-        if (summed.count(a.view.buffer) > 0) ok = false;
+        if (!tile_only && written.count(a.view.buffer) > 0) return false;
+        if (a.write && elsewhere.count(a.view.buffer) > 0) return false;
+        if (summed.count(a.view.buffer) > 0) return false;
         // The same step may not write a buffer and read it beyond the tile either.
         if (!tile_only)
           for (const Access& b : acc)
-            if (b.write && b.view.buffer == a.view.buffer && &b != &a) ok = false;
+            if (b.write && b.view.buffer == a.view.buffer && &b != &a) return false;
       }
-      if (!ok) break;
-      for (const Access& a : acc) {
+      return true;
+    };
+    const auto take = [&](const Step& st) {
+      for (const Access& a : accesses_of(st)) {
         if (a.write) written.insert(a.view.buffer);
         if (!within_tile(a, points)) elsewhere.insert(a.view.buffer);
         if (a.write && a.whole) summed.insert(a.view.buffer);
       }
-      (std::holds_alternative<Gemm>(p.steps[e].op) ? gemm : kernel) = true;
+      (std::holds_alternative<Gemm>(st.op) ? gemm : kernel) = true;
+    };
+    std::size_t e = s;
+    for (; e < n && fits(p.steps[e]); ++e) take(p.steps[e]);
+    // Later steps that could join and depend on none of the steps between: moved up into it.
+    if (e > s) {
+      std::unordered_set<int> passed_reads, passed_writes;
+      for (std::size_t t = e; t < n; ++t) {
+        const Step& st = p.steps[t];
+        bool independent = true;
+        for (const Access& a : accesses_of(st))
+          if (passed_writes.count(a.view.buffer) > 0 ||
+              (a.write && passed_reads.count(a.view.buffer) > 0))
+            independent = false;
+        if (t > e && independent && fits(st)) {
+          take(st);
+          std::rotate(p.steps.begin() + static_cast<std::ptrdiff_t>(e),
+                      p.steps.begin() + static_cast<std::ptrdiff_t>(t),
+                      p.steps.begin() + static_cast<std::ptrdiff_t>(t) + 1);
+          ++e;
+        } else {
+          for (const Access& a : accesses_of(st))
+            (a.write ? passed_writes : passed_reads).insert(a.view.buffer);
+        }
+      }
     }
     if (gemm && kernel && e - s >= 2) {
       p.regions.push_back({static_cast<int>(s), static_cast<int>(e), points, tile, tune});

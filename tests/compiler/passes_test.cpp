@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "autodiff/ops.h"
 #include "autodiff/verify.h"
+#include "compiler/executable.h"
 #include "compiler/passes.h"
 #include "compiler/pipeline.h"
 
@@ -126,6 +128,29 @@ TEST(Pipeline, DumpsTheIrAfterEveryPass) {
   for (const char* file : {"00-input.ir", "01-simplify.ir", "02-fold_constants.ir",
                            "03-stack_gemms.ir", "04-eliminate_dead_code.ir"})
     EXPECT_TRUE(std::ifstream(o.dump_ir + "/" + file).good()) << file;
+}
+
+// With dump_ir set, each kernel program lowered is written beside the IR, numbered in order.
+TEST(Pipeline, DumpsEachKernelProgramLowered) {
+  Graph g;
+  const Var x = g.input("x", {4, 2});
+  CompileOptions o;
+  o.backend = Backend::interpreter;
+  o.pipeline.dump_ir = ::testing::TempDir() + "jetpde-dump-kernels";
+  std::filesystem::remove_all(o.pipeline.dump_ir);
+  const std::vector<Var> outs{matmul(tanh(x), g.param("W", {2, 3}))};
+  const MemoryEstimate first = estimate_memory(outs, o);
+  (void)estimate_memory(outs, o);
+  for (const char* file : {"kernels-0.txt", "kernels-1.txt"}) {
+    std::ifstream in(o.pipeline.dump_ir + "/" + file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("gemm"), std::string::npos) << file << ":\n" << text;
+    EXPECT_NE(text.find("arena: " + std::to_string(first.arena_bytes) + " bytes"),
+              std::string::npos)
+        << file << ":\n"
+        << text;
+  }
+  std::filesystem::remove_all(o.pipeline.dump_ir);
 }
 
 }  // namespace

@@ -236,6 +236,39 @@ TEST(TiledRegions, WeightGradientsAreSummedTileByTile) {
   expect_region_buffers_apart(p);
 }
 
+// Lowering emits burgers' weight gradients and bias sums after [1, n] kernels (the input layer's
+// bias gradient) that end the region; they depend on none of those and are moved up into it,
+// so that no step over the points runs whole after it (the values: RunTileByTileAsWhole).
+TEST(TiledRegions, LaterStepsOverThePointsAreMovedIntoTheRegion) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload("burgers", {8192, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  const Program plain = lower(optimize(module_of(outs), {}));
+  const Program p = lowered(outs, 256);
+  ASSERT_EQ(p.steps.size(), plain.steps.size());
+  ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  const TiledRegion& r = p.regions[0];
+  int gemms = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    const bool in = static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last;
+    if (const auto* k = std::get_if<Kernel>(&p.steps[s].op))
+      EXPECT_TRUE(in || k->domain.rows != r.points) << "step " << s << "\n" << p.to_text();
+    else if (std::get<Gemm>(p.steps[s].op).transpose_a)
+      gemms += in ? 1 : 100;
+  }
+  EXPECT_EQ(gemms, 5) << "every weight gradient in the region\n" << p.to_text();
+  // Lowering's order: four of them after a [1, n] kernel (which no region holds).
+  int late = 0;
+  bool small = false;
+  for (const Step& st : plain.steps)
+    if (const auto* k = std::get_if<Kernel>(&st.op))
+      small = small || k->domain.rows == 1;
+    else if (small && std::get<Gemm>(st.op).transpose_a)
+      ++late;
+  EXPECT_EQ(late, 4) << plain.to_text();
+  expect_region_buffers_apart(p);
+}
+
 // The files in `dir` whose name has `part`.
 std::vector<std::filesystem::path> files_with(const std::filesystem::path& dir,
                                               const std::string& part) {
@@ -299,22 +332,31 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
     EXPECT_EQ(lines, regions);
   }
 
-  // Tiles of 128 everywhere, as if measured so: the next executable runs them.
-  {
-    std::ofstream out(files[0]);
-    for (const TiledRegion& r : first.program().regions)
-      out << r.first << " " << r.last << " " << r.points << " 128\n";
+  // Tiles of 128 everywhere, as if measured so, with the weight gradients summed per tile and
+  // then whole after the tiles: the next executable runs them.
+  for (const int sums_whole : {0, 1}) {
+    {
+      std::ofstream out(files[0]);
+      for (const TiledRegion& r : first.program().regions)
+        out << r.first << " " << r.last << " " << r.points << " 128 " << sums_whole << "\n";
+    }
+    Executable second(outs, automatic);
+    const std::string what = "from the cache, sums_whole " + std::to_string(sums_whole);
+    expect_values(second, what);
+    EXPECT_EQ(second.stats().tiles_measured, 0) << what;
+    for (const TiledRegion& r : second.program().regions) {
+      EXPECT_EQ(r.tile, 128) << what;
+      EXPECT_EQ(r.sums_whole, sums_whole == 1) << what;
+    }
   }
-  Executable second(outs, automatic);
-  expect_values(second, "from the cache");
-  EXPECT_EQ(second.stats().tiles_measured, 0);
-  for (const TiledRegion& r : second.program().regions) EXPECT_EQ(r.tile, 128);
 
-  // A damaged file, and one naming a tile that is not a candidate: measured again.
+  // A damaged file, one naming a tile that is not a candidate, and a line of the old layout
+  // (without sums_whole): measured again.
   const TiledRegion& r0 = first.program().regions[0];
-  const std::string not_a_candidate = std::to_string(r0.first) + " " + std::to_string(r0.last) +
-                                      " " + std::to_string(r0.points) + " 300\n";
-  for (const std::string& text : {std::string("garbage\n1 2"), not_a_candidate}) {
+  const std::string head =
+      std::to_string(r0.first) + " " + std::to_string(r0.last) + " " + std::to_string(r0.points);
+  for (const std::string& text :
+       {std::string("garbage\n1 2"), head + " 300 0\n", head + " 128\n", head + " 128 2\n"}) {
     { std::ofstream(files[0]) << text; }
     Executable again(outs, automatic);
     expect_values(again, "after '" + text + "'");
