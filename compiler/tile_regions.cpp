@@ -121,7 +121,9 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
     };
     std::size_t e = s;
     for (; e < n && fits(p.steps[e]); ++e) take(p.steps[e]);
-    // Later steps that could join and depend on none of the steps between: moved up into it.
+    // Later steps that could join and depend on none of the steps between: moved up into it
+    // (where the region is kept: the memory plan is made again only then).
+    std::vector<std::size_t> moved;
     if (e > s) {
       std::unordered_set<int> passed_reads, passed_writes;
       for (std::size_t t = e; t < n; ++t) {
@@ -133,19 +135,27 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
             independent = false;
         if (t > e && independent && fits(st)) {
           take(st);
-          std::rotate(p.steps.begin() + static_cast<std::ptrdiff_t>(e),
-                      p.steps.begin() + static_cast<std::ptrdiff_t>(t),
-                      p.steps.begin() + static_cast<std::ptrdiff_t>(t) + 1);
-          ++e;
+          moved.push_back(t);
         } else {
           for (const Access& a : accesses_of(st))
             (a.write ? passed_writes : passed_reads).insert(a.view.buffer);
         }
       }
     }
-    if (gemm && kernel && e - s >= 2) {
-      p.regions.push_back({static_cast<int>(s), static_cast<int>(e), points, tile, tune});
-      s = e;
+    const std::size_t last = e + moved.size();
+    if (gemm && kernel && last - s >= 2) {
+      if (!moved.empty()) {
+        std::vector<Step> rest;
+        std::vector<bool> is_moved(n - e, false);
+        for (const std::size_t t : moved) is_moved[t - e] = true;
+        for (std::size_t t = e; t < n; ++t)
+          if (!is_moved[t - e]) rest.push_back(std::move(p.steps[t]));
+        for (std::size_t i = 0; i < moved.size(); ++i)
+          p.steps[e + i] = std::move(p.steps[moved[i]]);
+        for (std::size_t i = 0; i < rest.size(); ++i) p.steps[last + i] = std::move(rest[i]);
+      }
+      p.regions.push_back({static_cast<int>(s), static_cast<int>(last), points, tile, tune});
+      s = last;
     } else {
       ++s;
     }
