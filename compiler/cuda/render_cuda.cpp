@@ -201,21 +201,22 @@ class KernelRenderer {
   CudaLaunch finish(const Kernel& k, const std::string& name, unsigned blocks) {
     const std::int64_t rows = k.domain.rows, cols = k.domain.cols, slots = row_slots(k);
     open(name, kFinishThreads);
-    os_ << "  const " << idx_ << " e = (" << idx_ << ")blockIdx.x * " << kFinishThreads << " + ("
-        << idx_ << ")threadIdx.x;\n  if (e >= " << slots * cols << ") return;\n  const " << idx_
-        << " slot = e / " << cols << ", j = e % " << cols
-        << ";\n  const double* partial = (const double*)(arena + " << scratch_offset_
-        << ");\n  double s = 0;\n  for (" << idx_ << " b = 0; b < " << blocks
+    // A grid stride: the grid may be capped below slots * cols threads.
+    os_ << "  for (" << idx_ << " e = (" << idx_ << ")blockIdx.x * " << kFinishThreads << " + ("
+        << idx_ << ")threadIdx.x; e < " << slots * cols << "; e += (" << idx_ << ")gridDim.x * "
+        << kFinishThreads << ") {\n    const " << idx_ << " slot = e / " << cols << ", j = e % "
+        << cols << ";\n    const double* partial = (const double*)(arena + " << scratch_offset_
+        << ");\n    double s = 0;\n    for (" << idx_ << " b = 0; b < " << blocks
         << "; ++b) s += partial[(b * " << slots << " + slot) * " << cols << " + j];\n";
     std::int64_t slot = 0;
     for (const auto& red : k.reductions) {
       if (!red.over_rows) continue;
       const Buffer& b = p_.buffers[static_cast<std::size_t>(red.target.buffer)];
-      os_ << "  if (slot == " << slot++ << ") " << c_pointer(p_, red.target, true) << "["
+      os_ << "    if (slot == " << slot++ << ") " << c_pointer(p_, red.target, true) << "["
           << red.target.row0 << " * " << b.shape.cols << " + " << red.target.col0 << " + j] = ("
           << c_type(b.dtype) << ")(s" << mean_divisor(red.mean, rows) << ");\n";
     }
-    os_ << "}\n\n";
+    os_ << "  }\n}\n\n";
     return {name,
             {block_count(slots * cols, kFinishThreads, o_.max_blocks), 1},
             {kFinishThreads, 1},
