@@ -55,8 +55,48 @@ class Lowering {
     for (auto id = static_cast<NodeId>(g_.size()) - 1; id >= 0; --id)
       if (needed[static_cast<std::size_t>(id)])
         for (NodeId a : g_.node(id).args) needed[static_cast<std::size_t>(a)] = true;
-    for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id)
-      if (needed[static_cast<std::size_t>(id)]) lower_node(id);
+    // Sums over the rows (row reductions, weight gradients aᵀ b) and what is computed from them
+    // alone are lowered last, unless a node of the other kind needs them; first the row
+    // reductions of what is lowered before (they join the kernels computing their operands),
+    // then the rest. In graph order, each would seal the kernels over the points it reads (a
+    // kernel's loads follow their stores), splitting what can be one kernel into one per stream
+    // (a first layer's input derivatives, one per dimension, each summed into a gradient).
+    const auto row_sum = [&](const Node& n) { return n.op == Op::SumRows || n.op == Op::MeanRows; };
+    std::vector<bool> sums(g_.size(), false), early(g_.size(), false);
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id) {
+      const Node& n = node(id);
+      if (row_sum(n) || (n.op == Op::MatMul && n.attrs.ints[0] != 0)) {
+        sums[static_cast<std::size_t>(id)] = true;
+        continue;
+      }
+      bool any = false, all = true;
+      for (NodeId a : n.args) {
+        const Op op = node(a).op;
+        if (op == Op::Input || op == Op::Param || op == Op::Const) continue;
+        any = true;
+        all = all && sums[static_cast<std::size_t>(a)];
+      }
+      sums[static_cast<std::size_t>(id)] = any && all;
+    }
+    std::vector<int> pass(g_.size(), -1);  // 0, 1, 2 as above; -1 not needed
+    for (auto id = static_cast<NodeId>(g_.size()) - 1; id >= 0; --id) {
+      const auto i = static_cast<std::size_t>(id);
+      if (!needed[i] || (sums[i] && !early[i])) continue;
+      early[i] = true;
+      pass[i] = 0;
+      for (NodeId a : node(id).args) early[static_cast<std::size_t>(a)] = true;
+    }
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id) {
+      const auto i = static_cast<std::size_t>(id);
+      if (!needed[i] || early[i]) continue;
+      bool after_early = row_sum(node(id));
+      for (NodeId a : node(id).args)
+        after_early = after_early && early[static_cast<std::size_t>(a)];
+      pass[i] = after_early ? 1 : 2;
+    }
+    for (const int p : {0, 1, 2})
+      for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id)
+        if (pass[static_cast<std::size_t>(id)] == p) lower_node(id);
     for (NodeId id : m_.outputs) {
       const View v = materialize(id);
       use(v, -1);

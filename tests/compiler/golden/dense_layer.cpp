@@ -25,30 +25,32 @@ static inline float jp_from_bf16(unsigned short h) {
 //@jetpde-part
 extern "C" void jetpde_step1(char* __restrict arena) {
   const int nt = 1;
-  double* partial = (double*)calloc((size_t)nt * 8, sizeof(double));
+  double* partial = (double*)calloc((size_t)nt * 16, sizeof(double));
   #pragma omp parallel if(0)
   {
-  double* acc = partial + (size_t)omp_get_thread_num() * 8;
+  double* acc = partial + (size_t)omp_get_thread_num() * 16;
   #pragma omp for schedule(static)
   for (long i = 0; i < 64; ++i) {
-    #pragma omp simd
+    double c0 = 0;
+    #pragma omp simd reduction(+:c0)
     for (long j = 0; j < 8; ++j) {
       const float v0 = ((const float*)(arena + 0))[(0 + i) * 8 + 0 + j];
-      const float v1 = ((const float*)(arena + 4672))[(0) * 8 + 0 + j];
+      const float v1 = ((const float*)(arena + 2880))[(0) * 8 + 0 + j];
       const float v2 = (v0 + v1);
       const float v3 = tanh(v2);
       const float v4 = ((float)0x1p-1);
       const float v5 = (v3 - v4);
       const float v6 = (v5 * v5);
-      ((float*)(arena + 2048))[(0 + i) * 8 + 0 + j] = v3;
-      acc[0 + j] += v6;
+      c0 += v3;
+      acc[8 + j] += v6;
     }
+    ((float*)(arena + 2560))[(0 + i) * 1 + 0] = (float)(c0);
   }
   }
   for (long j = 0; j < 8; ++j) {
     double s = 0;
-    for (int t = 0; t < nt; ++t) s += partial[(size_t)t * 8 + 0 + j];
-    ((float*)(arena + 4736))[0 * 8 + 0 + j] = (float)(s / 64.0);
+    for (int t = 0; t < nt; ++t) s += partial[(size_t)t * 16 + 8 + j];
+    ((float*)(arena + 2944))[0 * 8 + 0 + j] = (float)(s / 64.0);
   }
   free(partial);
 }
@@ -62,27 +64,10 @@ extern "C" void jetpde_step2(char* __restrict arena) {
     double c0 = 0;
     #pragma omp simd reduction(+:c0)
     for (long j = 0; j < 8; ++j) {
-      const float v0 = ((const float*)(arena + 4736))[(0 + i) * 8 + 0 + j];
+      const float v0 = ((const float*)(arena + 2944))[(0 + i) * 8 + 0 + j];
       c0 += v0;
     }
-    ((float*)(arena + 256))[(0 + i) * 1 + 0] = (float)(c0 / 8.0);
-  }
-  }
-}
-
-//@jetpde-part
-extern "C" void jetpde_step3(char* __restrict arena) {
-  #pragma omp parallel if(0)
-  {
-  #pragma omp for schedule(static)
-  for (long i = 0; i < 64; ++i) {
-    double c0 = 0;
-    #pragma omp simd reduction(+:c0)
-    for (long j = 0; j < 8; ++j) {
-      const float v0 = ((const float*)(arena + 2048))[(0 + i) * 8 + 0 + j];
-      c0 += v0;
-    }
-    ((float*)(arena + 0))[(0 + i) * 1 + 0] = (float)(c0);
+    ((float*)(arena + 0))[(0 + i) * 1 + 0] = (float)(c0 / 8.0);
   }
   }
 }

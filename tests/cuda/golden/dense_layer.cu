@@ -30,59 +30,60 @@ __device__ __forceinline__ double jp_sum_over_y(double v, double* shared) {
   return sum;
 }
 
-extern "C" __global__ void __launch_bounds__(256) jetpde_step1(char* __restrict__ arena) {
-  __shared__ double jp_shared[256];
-  const int j = (int)blockIdx.x * 8 + (int)threadIdx.x;
-  double acc0 = 0;
-  if (j < 8) {
-    for (int i = (int)blockIdx.y * 32 + (int)threadIdx.y; i < 64; i += (int)gridDim.y * 32) {
+extern "C" __global__ void __launch_bounds__(128) jetpde_step1(char* __restrict__ arena) {
+  for (int i = (int)blockIdx.y * 128 + (int)threadIdx.y; i < 64; i += (int)gridDim.y * 128) {
+    double c0 = 0;
+    for (int j = 0; j < 8; ++j) {
       const float v0 = ((const float*)(arena + 0))[(0 + i) * 8 + 0 + j];
-      const float v1 = ((const float*)(arena + 4800))[(0) * 8 + 0 + j];
+      const float v1 = ((const float*)(arena + 7104))[(0) * 8 + 0 + j];
       const float v2 = (v0 + v1);
       const float v3 = tanh(v2);
       const float v4 = ((float)0x1p-1);
       const float v5 = (v3 - v4);
       const float v6 = (v5 * v5);
       ((float*)(arena + 2048))[(0 + i) * 8 + 0 + j] = v3;
-      acc0 += v6;
+      ((float*)(arena + 4096))[(0 + i) * 8 + 0 + j] = v6;
+      c0 += v3;
+    }
+    ((float*)(arena + 6656))[(0 + i) * 1 + 0] = (float)(c0);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(256) jetpde_step3(char* __restrict__ arena) {
+  __shared__ double jp_shared[256];
+  const int j = (int)blockIdx.x * 8 + (int)threadIdx.x;
+  double acc0 = 0;
+  if (j < 8) {
+    for (int i = (int)blockIdx.y * 32 + (int)threadIdx.y; i < 64; i += (int)gridDim.y * 32) {
+      const float v0 = ((const float*)(arena + 4096))[(0 + i) * 8 + 0 + j];
+      acc0 += v0;
     }
   }
-  double* partial = (double*)(arena + 5120);
+  double* partial = (double*)(arena + 7168);
   {
     const double s = jp_sum_over_y<8, 32>(acc0, jp_shared);
     if (threadIdx.y == 0 && j < 8) partial[((int)blockIdx.y * 1 + 0) * 8 + j] = s;
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128) jetpde_step1_finish(char* __restrict__ arena) {
-  const int e = (int)blockIdx.x * 128 + (int)threadIdx.x;
-  if (e >= 8) return;
-  const int slot = e / 8, j = e % 8;
-  const double* partial = (const double*)(arena + 5120);
-  double s = 0;
-  for (int b = 0; b < 2; ++b) s += partial[(b * 1 + slot) * 8 + j];
-  if (slot == 0) ((float*)(arena + 4864))[0 * 8 + 0 + j] = (float)(s / 64.0);
-}
-
-extern "C" __global__ void __launch_bounds__(128) jetpde_step3(char* __restrict__ arena) {
-  for (int i = (int)blockIdx.y * 128 + (int)threadIdx.y; i < 1; i += (int)gridDim.y * 128) {
-    double c0 = 0;
-    for (int j = 0; j < 8; ++j) {
-      const float v0 = ((const float*)(arena + 4864))[(0 + i) * 8 + 0 + j];
-      c0 += v0;
-    }
-    ((float*)(arena + 1792))[(0 + i) * 1 + 0] = (float)(c0 / 8.0);
+extern "C" __global__ void __launch_bounds__(128) jetpde_step3_finish(char* __restrict__ arena) {
+  for (int e = (int)blockIdx.x * 128 + (int)threadIdx.x; e < 8; e += (int)gridDim.x * 128) {
+    const int slot = e / 8, j = e % 8;
+    const double* partial = (const double*)(arena + 7168);
+    double s = 0;
+    for (int b = 0; b < 2; ++b) s += partial[(b * 1 + slot) * 8 + j];
+    if (slot == 0) ((float*)(arena + 768))[0 * 8 + 0 + j] = (float)(s / 64.0);
   }
 }
 
 extern "C" __global__ void __launch_bounds__(128) jetpde_step4(char* __restrict__ arena) {
-  for (int i = (int)blockIdx.y * 128 + (int)threadIdx.y; i < 64; i += (int)gridDim.y * 128) {
+  for (int i = (int)blockIdx.y * 128 + (int)threadIdx.y; i < 1; i += (int)gridDim.y * 128) {
     double c0 = 0;
     for (int j = 0; j < 8; ++j) {
-      const float v0 = ((const float*)(arena + 2048))[(0 + i) * 8 + 0 + j];
+      const float v0 = ((const float*)(arena + 768))[(0 + i) * 8 + 0 + j];
       c0 += v0;
     }
-    ((float*)(arena + 1536))[(0 + i) * 1 + 0] = (float)(c0);
+    ((float*)(arena + 1536))[(0 + i) * 1 + 0] = (float)(c0 / 8.0);
   }
 }
 
