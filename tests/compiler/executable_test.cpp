@@ -180,6 +180,36 @@ TEST(CompileOptionsFromEnvironment, CudaGraphsOnOrOff) {
 
 // The generated source of a small graph, compared with a reviewed copy. Regenerate it with
 // JETPDE_UPDATE_GOLDEN=1 after an intended change of the renderer, and review the diff.
+// Each stream's product summed over the rows and the sums added up (a first layer's weight
+// gradient over its input dimensions): lowered in graph order, each [1, n] addition would close
+// the kernel computing the sum it reads, one kernel per stream; the sums are lowered after the
+// rest, so the streams share one kernel over the points. The values: the interpreter's.
+TEST(Lowering, RowSumsDoNotCloseTheKernelsTheyRead) {
+  Graph g;
+  const Var x = g.input("x", {64, 4});
+  const Var h = tanh(matmul(x, g.param("W", {4, 8})));
+  Var total;
+  for (int k = 0; k < 4; ++k) {
+    const Var part = sum_rows(h * broadcast(slice_cols(x, k, 1), h.shape()));
+    total = k == 0 ? part : total + part * 0.5;
+  }
+  const std::vector<Var> outs{total};
+  const Program p = lower(optimize(module_of(outs), {}));
+  int over_points = 0;
+  for (const Step& s : p.steps)
+    if (const auto* k = std::get_if<Kernel>(&s.op)) over_points += k->domain.rows == 64 ? 1 : 0;
+  EXPECT_EQ(over_points, 1) << p.to_text();
+  Bindings b{{"x", MatrixD::Random(64, 4)}, {"W", MatrixD::Random(4, 8)}};
+  CompileOptions o;
+  o.backend = Backend::interpreter;
+  Executable reference(outs, o), compiled(outs, CompileOptions{});
+  for (Executable* e : {&reference, &compiled}) {
+    e->set(b);
+    e->run();
+  }
+  EXPECT_LE((compiled.output(0) - reference.output(0)).cwiseAbs().maxCoeff(), 1e-5);
+}
+
 TEST(Golden, RenderedSourceOfADenseLayerAndItsLoss) {
   Graph g;
   const Var x = g.input("x", {64, 2});
