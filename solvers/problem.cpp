@@ -1002,18 +1002,29 @@ int Problem::plan_batches(const Bindings& points) {
                          ? " in " + std::to_string(spec_.pinn.time_chunks) + " causal chunks"
                          : "") +
                     "): give point counts with common factors (powers of 2)");
-  const BatchChoice choice = choose_batches(counts, budget, memory_.whole_bytes,
-                                            [&](int b) { return planned_bytes(points, b); });
-  if (!choice.fits)
-    throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) + "; in " +
-                    describe(choice.batches) + " (the most that divide every point set) still " +
-                    gb(choice.bytes) + ": give fewer points, a smaller network or a larger budget");
+  BatchChoice choice = choose_batches(counts, budget, memory_.whole_bytes,
+                                      [&](int b) { return planned_bytes(points, b); });
+  // Last resort: the most batches, each computing values of its backward pass again.
+  std::string how = "";
+  if (!choice.fits) {
+    const double f = static_cast<double>(budget) / static_cast<double>(choice.bytes);
+    const std::int64_t both = planned_bytes(points, choice.batches, f);
+    if (both > budget)
+      throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) +
+                      "; in " + describe(choice.batches) +
+                      " (the most that divide every point set) still " + gb(choice.bytes) + " (" +
+                      gb(both) + " with values of the backward pass computed again)" +
+                      ": give fewer points, a smaller network or a larger budget");
+    choice.bytes = both;
+    memory_.fraction = f;
+    how = ", values of its backward pass computed again";
+  }
   memory_.batches = choice.batches;
   memory_.planned_bytes = choice.bytes;
   if (!spec_.pinn.quiet && communicator_->rank() == 0)
     std::cout << "memory: " << need << ", more than memory_budget (" << gb(budget)
-              << "): each step runs in " << describe(choice.batches) << " (" << gb(choice.bytes)
-              << ")" << std::endl;
+              << "): each step runs in " << describe(choice.batches) << how << " ("
+              << gb(choice.bytes) << ")" << std::endl;
   return choice.batches;
 }
 

@@ -413,10 +413,38 @@ TEST(Problem, AMemoryBudgetRunsTheStepInBatches) {
                        "set) still "),
             std::string::npos)
       << error;
+  EXPECT_NE(error.find(" with values of the backward pass computed again): give fewer points"),
+            std::string::npos)
+      << error;
   spec.pinn.memory.batches = 3;
   expect_user_error([&] { Problem p(spec); },
                     "memory: 3 batches do not divide every point set (512 interior points; the "
                     "counts have 64 as their greatest common divisor, a causal chunk's included)");
+}
+
+// A budget below what the most batches need: each batch computes values of its backward pass
+// again (recomputation and batches together), within the budget, with the loss and gradient of
+// the whole step.
+TEST(Problem, BelowTheMostBatchesEachBatchRecomputes) {
+  ProblemSpec spec = burgers_spec(2048, 8, 8, {32, 32, 32, 32});
+  spec.compile.pipeline.precision = compiler::PrecisionPolicy::fp64;
+  Problem whole(spec);
+  spec.pinn.memory.batches = 8;  // the most that divide every point set
+  const std::int64_t most = Problem(spec).objective().executable().stats().arena_bytes;
+  spec.pinn.memory.batches = 0;
+  spec.pinn.memory.budget = most * 9 / 10;
+  Problem both(spec);
+  const Problem::MemoryReport& m = both.memory();
+  EXPECT_EQ(m.batches, 8);
+  EXPECT_LT(m.fraction, 1.0);
+  EXPECT_LE(m.planned_bytes, m.budget);
+  EXPECT_LE(both.objective().executable().stats().arena_bytes, m.budget);
+  EXPECT_GT(both.objective().executable().stats().recomputed, 0);
+  const Eigen::VectorXd theta = whole.initial_theta(4);
+  Eigen::VectorXd g1, gb;
+  const double l1 = whole.objective().evaluate(theta, &g1);
+  EXPECT_NEAR(both.objective().evaluate(theta, &gb), l1, 1e-12 * l1);
+  EXPECT_LT((gb - g1).norm(), 1e-12 * g1.norm());
 }
 
 TEST(Problem, HardConstraintsHoldExactlyAndTrain) {
