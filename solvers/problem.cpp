@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
@@ -260,7 +261,8 @@ Problem::Problem(ProblemSpec spec, const Communicator& communicator)
           "memory_budget: the training programs of another rank do not fit (its "
           "message says why)");
   }
-  std::vector<LossTerm> terms = build_graph(batches > 1 ? batch_shapes(points, batches) : points);
+  std::vector<LossTerm> terms =
+      build_graph(batches > 1 ? batch_shapes(points, batches) : points, batches);
   build_objective(std::move(terms), std::move(points), batches);
 }
 
@@ -805,11 +807,12 @@ std::vector<Var> Problem::lower_at(const ModelGraph& net, Var at,
                           taylor);
 }
 
-std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
+std::vector<LossTerm> Problem::build_graph(const Bindings& points, int batches) {
   const equations::Context& ctx = spec_.math.context;
   graph_ = std::make_unique<Graph>(DType::f64);
   model_graph_ = std::make_unique<ModelGraph>(model_->build(*graph_));
-  // The layouts of the point inputs, from the first arrangement's counts.
+  // The layouts of the point inputs, from the first arrangement's counts (a batch's share:
+  // every count is a multiple of the batches, round_quotas).
   for (const auto& [set, quota] : quotas_)
     for (std::size_t part = 0; part < quota.front().first.size(); ++part) {
       RowLayout& layout = model_graph_->layouts[part == 0 ? set : set + "_upper"];
@@ -817,8 +820,8 @@ std::vector<LossTerm> Problem::build_graph(const Bindings& points) {
       for (const auto& [key, count] : quota) {
         if (layout.empty() || layout.back().region != key[part])
           layout.push_back({.region = key[part], .first = first, .count = 0});
-        layout.back().count += count;
-        first += count;
+        layout.back().count += count / batches;
+        first += count / batches;
       }
     }
   std::vector<LossTerm> terms;
@@ -910,7 +913,7 @@ std::vector<Var> Problem::training_params() {
 std::int64_t Problem::planned_bytes(const Bindings& points, int batches, double fraction) {
   const MemoryOptions& m = spec_.pinn.memory;
   const std::vector<LossTerm> terms =
-      build_graph(batches > 1 ? batch_shapes(points, batches) : points);
+      build_graph(batches > 1 ? batch_shapes(points, batches) : points, batches);
   const std::vector<Var> params = training_params();
   LossPrograms programs = build_loss_programs(terms, params);
   if (m.term_gradients) add_term_gradients(programs, params);
@@ -933,26 +936,106 @@ std::int64_t Problem::planned_bytes(const Bindings& points, int batches, double 
   return bytes;
 }
 
-int Problem::plan_batches(const Bindings& points) {
+Eigen::Index Problem::round_quotas(const Quotas& whole, int batches, Bindings& points) const {
+  // `points` are arranged to `whole`: each set's rows grouped by region in quota order, so each
+  // region keeps the first rows of its block.
+  Eigen::Index left_out = 0;
+  quotas_ = whole;
+  for (auto& [set, quota] : quotas_) {
+    std::vector<std::pair<Eigen::Index, Eigen::Index>> keep;  // (first row, rows) per region
+    Eigen::Index first = 0, rows = 0;
+    for (auto& entry : quota) {
+      const Eigen::Index kept = entry.second - entry.second % batches;
+      keep.emplace_back(first, kept);
+      left_out += entry.second - kept;
+      first += entry.second;
+      rows += kept;
+      entry.second = kept;
+    }
+    Bindings arranged;
+    for (auto& [name, value] : points) {
+      if (name != set && name.rfind(set + "_", 0) != 0) continue;
+      MatrixD to(rows, value.cols());
+      Eigen::Index at = 0;
+      for (const auto& [from, kept] : keep) {
+        to.middleRows(at, kept) = value.middleRows(from, kept);
+        at += kept;
+      }
+      value = to;
+      arranged[name] = std::move(to);
+    }
+    arranged_[set] = std::move(arranged);
+  }
+  return left_out;
+}
+
+int Problem::plan_batches(Bindings& points) {
   const MemoryOptions& m = spec_.pinn.memory;
-  // Every point set's rows, and every causal chunk's, must divide into the batches.
-  Eigen::Index common = 0;
-  for (const auto& [name, value] : points) common = std::gcd(common, value.rows());
+  // Every point set's rows, and every causal chunk's, must divide into the batches; a decomposed
+  // model's sets arranged by region (quotas_) instead have each region's rows rounded down to a
+  // multiple of them (round_quotas), and no region may be left without rows.
+  const Quotas whole_quotas = quotas_;
+  const auto arranged = [&](const std::string& name) {
+    for (const auto& entry : whole_quotas)
+      if (name == entry.first || name.rfind(entry.first + "_", 0) == 0) return true;
+    return false;
+  };
+  Eigen::Index common = 0, fewest = std::numeric_limits<Eigen::Index>::max();
+  for (const auto& [name, value] : points)
+    if (!arranged(name)) common = std::gcd(common, value.rows());
+  for (const auto& entry : whole_quotas)
+    for (const auto& region : entry.second) fewest = std::min(fewest, region.second);
   const Eigen::Index interior = points.at(kInterior).rows();
   if (spec_.pinn.time_chunks > 1) common = std::gcd(common, interior / spec_.pinn.time_chunks);
+  const bool rounding = !whole_quotas.empty();
+  const auto possible = [&](Eigen::Index b) {
+    return (common == 0 || common % b == 0) && (!rounding || b <= fewest);
+  };
+  const Eigen::Index most = !rounding ? common : common == 0 ? fewest : std::min(common, fewest);
+  const auto interior_rows = [&](int batches) {
+    if (!whole_quotas.count(kInterior)) return interior;
+    Eigen::Index rows = 0;
+    for (const auto& region : whole_quotas.at(kInterior))
+      rows += region.second - region.second % batches;
+    return rows;
+  };
   const auto describe = [&](int batches) {
-    return std::to_string(batches) + " batches of " + std::to_string(interior / batches) +
-           " interior points";
+    return std::to_string(batches) + " batches of " +
+           std::to_string(interior_rows(batches) / batches) + " interior points";
+  };
+  // The rows a decomposed model leaves out in `batches` batches, said after the choice.
+  const auto apply = [&](int batches) {
+    if (!rounding || batches == 1) return std::string();
+    const Eigen::Index total = [&] {
+      Eigen::Index rows = 0;
+      for (const auto& entry : whole_quotas)
+        for (const auto& region : entry.second) rows += region.second;
+      return rows;
+    }();
+    const Eigen::Index left_out = round_quotas(whole_quotas, batches, points);
+    return " (each subdomain's rows of a point set rounded down to a multiple of " +
+           std::to_string(batches) + ": " + std::to_string(left_out) + " of " +
+           std::to_string(total) + " points left out)";
   };
   if (m.batches > 0) {
-    if (common % m.batches != 0)
+    if (rounding && m.batches > 1 && !possible(m.batches))
+      throw UserError("memory: " + std::to_string(m.batches) +
+                      " batches of a decomposed model need at least as many rows of every "
+                      "subdomain in every point set (the fewest: " +
+                      std::to_string(fewest) + ")" +
+                      (common > 0
+                           ? " and to divide its other point sets (their counts have " +
+                                 std::to_string(common) + " as their greatest common divisor)"
+                           : ""));
+    if (!possible(m.batches))
       throw UserError("memory: " + std::to_string(m.batches) +
                       " batches do not divide every point set (" + std::to_string(interior) +
                       " interior points; the counts have " + std::to_string(common) +
                       " as their greatest common divisor" +
                       (spec_.pinn.time_chunks > 1 ? ", a causal chunk's included" : "") + ")");
-    if (m.batches > 1 && model_->decomposed())
-      throw UserError("memory: a decomposed model cannot run in batches (yet)");
+    const std::string note = apply(m.batches);
+    if (!note.empty() && !spec_.pinn.quiet && communicator_->rank() == 0)
+      std::cout << "memory: " << describe(m.batches) << note << std::endl;
     memory_ = {.batches = m.batches};
     return m.batches;
   }
@@ -986,13 +1069,9 @@ int Problem::plan_batches(const Bindings& points) {
                 << gb(recomputing) << ")" << std::endl;
     return 1;
   }
-  if (model_->decomposed())
-    throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) + " (" +
-                    gb(recomputing) + " with values of the backward pass computed again)" +
-                    ", and a decomposed model cannot run in batches (yet)");
   std::vector<int> counts;
-  for (Eigen::Index d = 2; d <= common; ++d)
-    if (common % d == 0) counts.push_back(static_cast<int>(d));
+  for (Eigen::Index d = 2; d <= most; ++d)
+    if (possible(d)) counts.push_back(static_cast<int>(d));
   if (counts.empty())
     throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) +
                     ", and the point counts have no common divisor to split them into batches "
@@ -1002,13 +1081,20 @@ int Problem::plan_batches(const Bindings& points) {
                          ? " in " + std::to_string(spec_.pinn.time_chunks) + " causal chunks"
                          : "") +
                     "): give point counts with common factors (powers of 2)");
-  BatchChoice choice = choose_batches(counts, budget, memory_.whole_bytes,
-                                      [&](int b) { return planned_bytes(points, b); });
+  // A decomposed model's plan for b batches: on its points with the quotas rounded for them.
+  const auto plan = [&](int b, double f) {
+    if (!rounding) return planned_bytes(points, b, f);
+    Bindings rounded = points;
+    round_quotas(whole_quotas, b, rounded);
+    return planned_bytes(rounded, b, f);
+  };
+  BatchChoice choice =
+      choose_batches(counts, budget, memory_.whole_bytes, [&](int b) { return plan(b, 1.0); });
   // Last resort: the most batches, each computing values of its backward pass again.
   std::string how = "";
   if (!choice.fits) {
     const double f = static_cast<double>(budget) / static_cast<double>(choice.bytes);
-    const std::int64_t both = planned_bytes(points, choice.batches, f);
+    const std::int64_t both = plan(choice.batches, f);
     if (both > budget)
       throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) +
                       "; in " + describe(choice.batches) +
@@ -1021,10 +1107,11 @@ int Problem::plan_batches(const Bindings& points) {
   }
   memory_.batches = choice.batches;
   memory_.planned_bytes = choice.bytes;
+  const std::string note = apply(choice.batches);
   if (!spec_.pinn.quiet && communicator_->rank() == 0)
     std::cout << "memory: " << need << ", more than memory_budget (" << gb(budget)
               << "): each step runs in " << describe(choice.batches) << how << " ("
-              << gb(choice.bytes) << ")" << std::endl;
+              << gb(choice.bytes) << ")" << note << std::endl;
   return choice.batches;
 }
 

@@ -180,7 +180,9 @@ class Problem {
   // kind needs), drawn with `seed`; data conditions' points only when `with_data`.
   Bindings sample(std::uint64_t seed, bool with_data) const;
   // The network on graph_, and one loss term per equation and per condition on `points`.
-  std::vector<LossTerm> build_graph(const Bindings& points);
+  // `points` of one batch's shapes where `batches` > 1 (a decomposed model's layouts are its
+  // quotas over the batches).
+  std::vector<LossTerm> build_graph(const Bindings& points, int batches = 1);
   // Says on stdout (rank 0, not quiet) which conditions the network holds by construction.
   void note_by_construction() const;
   // Condition k's loss term: its kind's residual builder on its inputs (SpecError naming it).
@@ -190,8 +192,17 @@ class Problem {
   // The batches a step runs in (memory_ filled): 1 when the training programs over all of
   // `points` fit the budget, as planned or recomputing values of the backward pass, else the
   // fewest that fit among the counts dividing every point set (and every causal chunk); UserError
-  // naming the numbers when none does.
-  int plan_batches(const Bindings& points);
+  // naming the numbers when none does. A decomposed model's sets are arranged by region: each
+  // region's rows are then rounded down to a multiple of the batches (quotas_ and `points`
+  // rearranged), so that every batch holds the same rows of each region.
+  int plan_batches(Bindings& points);
+  // quotas_ from `whole` with every count rounded down to a multiple of `batches`, and `points`
+  // arranged to them; returns the rows left out.
+  // Per point set (interior, condition<k>): the regions of its rows (of its points and upper
+  // points) and how many rows each, in order.
+  using RegionKey = std::vector<Region>;
+  using Quotas = std::map<std::string, std::vector<std::pair<RegionKey, Eigen::Index>>>;
+  Eigen::Index round_quotas(const Quotas& whole, int batches, Bindings& points) const;
   // The arenas of the training programs (spec.pinn.memory) built on graph_ for `batches` batches
   // of `points`, recomputing down to `fraction` of each plain arena. Leaves graph_ rebuilt:
   // build_graph follows.
@@ -279,10 +290,8 @@ class Problem {
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<ModelGraph> model_graph_;  // the model on graph_, with the point sets' layouts
-  // Per point set (interior, condition<k>): the regions of its rows (of its points and upper
-  // points) and how many rows each, in order; and the last arrangement (arrange()).
-  using RegionKey = std::vector<Region>;
-  mutable std::map<std::string, std::vector<std::pair<RegionKey, Eigen::Index>>> quotas_;
+  // Quotas (above), and the last arrangement (arrange()).
+  mutable Quotas quotas_;
   mutable std::map<std::string, Bindings> arranged_;
   mutable std::vector<std::size_t>
       interfaces_;  // xpinn: the model's interfaces with points in the domain

@@ -207,6 +207,62 @@ TEST(Decomposition, ResamplingKeepsTheGraphsLayout) {
   EXPECT_NE(p.objective().evaluate(theta), before);
 }
 
+// Under a memory budget a decomposed model's step runs in batches: each subdomain's rows rounded
+// down to a multiple of the batches, so that every batch (rows b, b + k, ...) holds the same rows
+// of each region, the layout its program is built for. Each term's loss is the mean over the
+// rows bound (the residual at them from the whole-model evaluation), the gradient that of the
+// loss (central differences), under a budget and with the batches given; too many are refused.
+TEST(Decomposition, AMemoryBudgetRunsADecomposedStepInBatches) {
+  ProblemSpec spec = decomposed_square(2000);
+  spec.math.conditions = {{.kind = Condition::Kind::dirichlet, .value = "0"}};
+  spec.pinn.conditions = {{.points = 400}};
+  const std::int64_t whole = Problem(spec).memory().whole_bytes;
+  for (const int given : {0, 4}) {
+    SCOPED_TRACE(given == 0 ? "under a budget" : "4 batches given");
+    ProblemSpec s = spec;
+    if (given == 0) s.pinn.memory.budget = whole / 3;
+    s.pinn.memory.batches = given;
+    Problem p(s);
+    const int batches = p.objective().batches();
+    if (given == 0) {
+      EXPECT_GE(batches, 3);
+      EXPECT_LE(p.memory().planned_bytes, p.memory().budget);
+      EXPECT_LE(p.objective().executable().stats().arena_bytes, p.memory().budget);
+    } else {
+      EXPECT_EQ(batches, 4);
+    }
+    const MatrixD& interior = p.objective().inputs().at("interior");
+    const MatrixD& boundary = p.objective().inputs().at("condition0");
+    EXPECT_EQ(interior.rows() % batches, 0);
+    EXPECT_LE(interior.rows(), 2000);
+    EXPECT_GT(interior.rows(), 1800);
+    EXPECT_EQ(boundary.rows() % batches, 0);
+    const Eigen::VectorXd theta = p.initial_theta(3);
+    Eigen::VectorXd g;
+    const double loss = p.objective().evaluate(theta, &g);
+    const MatrixD r = p.evaluate_expressions(theta, interior, {"laplacian(u)"});
+    EXPECT_NEAR(p.objective().slot_losses()[0], r.square().mean(), 1e-10);
+    EXPECT_NEAR(p.objective().slot_losses()[1], p.evaluate(theta, boundary).square().mean(), 1e-12);
+    std::mt19937_64 rng(9);
+    std::normal_distribution<double> normal;
+    Eigen::VectorXd d(theta.size());
+    for (Eigen::Index i = 0; i < d.size(); ++i) d(i) = normal(rng);
+    const double h = 1e-5;
+    const double slope =
+        (p.objective().evaluate(theta + h * d) - p.objective().evaluate(theta - h * d)) / (2 * h);
+    EXPECT_NEAR(slope, g.dot(d), 1e-6 * std::max(1.0, std::abs(g.dot(d)))) << "loss " << loss;
+    // Points drawn anew keep the rounded counts.
+    const Bindings b = p.resample(7);
+    EXPECT_EQ(b.at("interior").rows(), interior.rows());
+    p.objective().set_inputs(b);
+    p.objective().evaluate(theta);
+  }
+  spec.pinn.memory.batches = 5000;
+  expect_user_error([&] { Problem p(spec); },
+                    "memory: 5000 batches of a decomposed model need at least as many rows of "
+                    "every subdomain in every point set (the fewest: 9)");
+}
+
 // u' = cos(4 x) on [-pi, pi], u(0) = 0 built in: 4 subdomains of 2 x 8 reach 1e-2.
 TEST(Decomposition, SmallFbpinnReachesItsError) {
   Problem p(jetpde::testing::small_fbpinn());
