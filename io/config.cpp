@@ -971,6 +971,7 @@ void read_memory_budget(const Reader& r, const YAML::Node& n, solvers::MemoryOpt
   static const std::map<std::string, double> units = {{"", 1},
                                                       {"B", 1},
                                                       {"bytes", 1},
+                                                      {"kB", 1e3},  // as jetpde prints it
                                                       {"KB", 1e3},
                                                       {"MB", 1e6},
                                                       {"GB", 1e9},

@@ -115,6 +115,7 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
                    {"recompute_fraction", m.fraction},
                    {"recomputed_buffers", s.problem().objective().executable().stats().recomputed},
                    {"batches", m.batches},
+                   {"points_left_out", m.left_out},
                    {"step_arena_bytes", s.problem().objective().executable().stats().arena_bytes}};
   }
   // Each stage with the precision its step started in (a stage without its own: the run's; under

@@ -1012,9 +1012,9 @@ int Problem::plan_batches(Bindings& points) {
         for (const auto& region : entry.second) rows += region.second;
       return rows;
     }();
-    const Eigen::Index left_out = round_quotas(whole_quotas, batches, points);
+    memory_.left_out = round_quotas(whole_quotas, batches, points);
     return " (each subdomain's rows of a point set rounded down to a multiple of " +
-           std::to_string(batches) + ": " + std::to_string(left_out) + " of " +
+           std::to_string(batches) + ": " + std::to_string(memory_.left_out) + " of " +
            std::to_string(total) + " points left out)";
   };
   if (m.batches > 0) {
@@ -1033,10 +1033,10 @@ int Problem::plan_batches(Bindings& points) {
                       " interior points; the counts have " + std::to_string(common) +
                       " as their greatest common divisor" +
                       (spec_.pinn.time_chunks > 1 ? ", a causal chunk's included" : "") + ")");
+    memory_ = {.batches = m.batches};
     const std::string note = apply(m.batches);
     if (!note.empty() && !spec_.pinn.quiet && communicator_->rank() == 0)
       std::cout << "memory: " << describe(m.batches) << note << std::endl;
-    memory_ = {.batches = m.batches};
     return m.batches;
   }
   const std::int64_t budget =

@@ -119,11 +119,13 @@ class Problem {
   // What the memory plan chose (spec.pinn.memory, "Memory" in docs/design.md): the budget, the
   // planned arenas of the training programs over all points at once and as built, the fraction of
   // its plain arena each program recomputes down to (1: none; CompileOptions::memory_fraction),
-  // and in how many batches a step runs. Not planned (planned_bytes 0) when the batches were given.
+  // and in how many batches a step runs; a decomposed model's rows left out to make the batches
+  // (round_quotas). Not planned (planned_bytes 0) when the batches were given.
   struct MemoryReport {
     std::int64_t budget = 0, whole_bytes = 0, planned_bytes = 0;
     double fraction = 1;
     int batches = 1;
+    Eigen::Index left_out = 0;
   };
   const MemoryReport& memory() const { return memory_; }
 

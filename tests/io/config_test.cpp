@@ -99,6 +99,8 @@ TEST(Config, AMemoryBudget) {
   EXPECT_EQ(from(kBurgers, {"memory_budget=2 GB"}).spec.pinn.memory.budget, 2000000000);
   EXPECT_EQ(from(kBurgers, {"memory_budget=512MiB"}).spec.pinn.memory.budget, 536870912);
   EXPECT_EQ(from(kBurgers, {"memory_budget=1e9"}).spec.pinn.memory.budget, 1000000000);
+  // The units jetpde prints sizes in ("1.5 kB", "3.91 MB") are read back.
+  EXPECT_EQ(from(kBurgers, {"memory_budget=1500 kB"}).spec.pinn.memory.budget, 1500000);
   const RunConfig share = from(kBurgers, {"memory_budget=25%"});
   EXPECT_EQ(share.spec.pinn.memory.budget, 0);
   EXPECT_EQ(share.spec.pinn.memory.share, 0.25);

@@ -236,6 +236,7 @@ TEST(Decomposition, AMemoryBudgetRunsADecomposedStepInBatches) {
     EXPECT_EQ(interior.rows() % batches, 0);
     EXPECT_LE(interior.rows(), 2000);
     EXPECT_GT(interior.rows(), 1800);
+    EXPECT_EQ(p.memory().left_out, 2000 + 400 - interior.rows() - boundary.rows());
     EXPECT_EQ(boundary.rows() % batches, 0);
     const Eigen::VectorXd theta = p.initial_theta(3);
     Eigen::VectorXd g;
