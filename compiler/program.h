@@ -107,7 +107,7 @@ struct TiledRegion {
   std::int64_t tile = 0;    // points per tile; 0: the steps run whole (tiles measured slower)
   // The tile is the backend's to choose, by measuring the candidates (kTileCandidates) on the
   // region's first run, once per CPU and program (cached beside the compiled kernels); `tile` is
-  // the smallest candidate until then.
+  // kMeasuredRegionTile until then.
   bool tune = false;
   // The region's weight gradients (c = aᵀ b GEMMs) run whole after its tiles instead of summed
   // tile by tile (valid: nothing in the region reads c, and the memory plan keeps every buffer of
@@ -118,8 +118,13 @@ struct TiledRegion {
 
 // The tiles a region to be measured tries, besides running whole (jetpde_layer_bench,
 // bench/gemm/README.md: 256-512 points were fastest for 64-wide layers of 4-5 streams on the
-// 2-core machines measured; wider layers and more streams want fewer points).
-inline constexpr std::array<std::int64_t, 6> kTileCandidates{128, 256, 512, 1024, 2048, 4096};
+// 2-core machines measured; wider layers and more streams want fewer points: 32 for poisson32d's
+// 34 streams of 128, bench/README.md "Tiled regions").
+inline constexpr std::array<std::int64_t, 8> kTileCandidates{32,  64,   128,  256,
+                                                             512, 1024, 2048, 4096};
+// Regions to be measured are formed where at least two tiles of this many points fit (smaller
+// point sets run whole, unmeasured).
+inline constexpr std::int64_t kMeasuredRegionTile = 128;
 
 struct Program {
   std::vector<Buffer> buffers;

@@ -82,7 +82,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
   p.regions.clear();
   if (tile < 0) return 0;
   const bool tune = tile == 0;
-  if (tune) tile = kTileCandidates.front();
+  if (tune) tile = kMeasuredRegionTile;
   const std::size_t n = p.steps.size();
   std::size_t s = 0;
   while (s < n) {

@@ -71,11 +71,11 @@ TEST(TiledRegions, NoRegionBelowTwoTilesOrWithoutATile) {
   EXPECT_TRUE(lowered(outs, 256).regions.empty()) << "300 points: fewer than two tiles";
   EXPECT_TRUE(lowered(outs, -1).regions.empty());
   EXPECT_FALSE(lowered(outs, 100).regions.empty());
-  // Tiles to be measured: a region wherever two of the smallest candidate fit.
+  // Tiles to be measured: a region wherever two tiles of kMeasuredRegionTile fit.
   const Program automatic = lowered(outs, 0);
   ASSERT_FALSE(automatic.regions.empty());
   EXPECT_TRUE(automatic.regions[0].tune);
-  EXPECT_EQ(automatic.regions[0].tile, kTileCandidates.front());
+  EXPECT_EQ(automatic.regions[0].tile, kMeasuredRegionTile);
   EXPECT_NE(automatic.to_text().find("tiles to be measured"), std::string::npos);
   Graph small;
   EXPECT_TRUE(lowered(two_streams(small, 200, 200), 0).regions.empty());
