@@ -24,9 +24,9 @@ void plan_memory(Program& program);
 // steps, at least one GEMM and one kernel, that work row by row over the same points, with tiles
 // of `tile` points (none when tile < 0 or a region would have fewer than two tiles); tile 0: the
 // tiles to be measured by the backend (TiledRegion::tune), regions wherever two tiles of
-// kMeasuredRegionTile fit. Later steps that can join a region and depend on none of the steps they pass
-// are moved up into it (only where a region is marked). Replaces program.regions; where it marks
-// any, the memory must be planned again after it. Returns how many it marked.
+// kMeasuredRegionTile fit. Later steps that can join a region and depend on none of the steps they
+// pass are moved up into it (only where a region is marked). Replaces program.regions; where it
+// marks any, the memory must be planned again after it. Returns how many it marked.
 int find_tiled_regions(Program& program, std::int64_t tile);
 
 // Rematerialization (remat.cpp): while the planned arena exceeds `target_bytes`, a temporary live
