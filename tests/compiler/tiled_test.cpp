@@ -236,6 +236,21 @@ TEST(TiledRegions, WeightGradientsAreSummedTileByTile) {
   expect_region_buffers_apart(p);
 }
 
+// A later step that could join is moved only into a region that is kept: here the f64 GEMM ends
+// the first kernel's run, and the later kernel would join it, but a region without a GEMM is
+// not kept, so the steps stay in lowering's order (the memory plan is made again only for kept
+// regions).
+TEST(TiledRegions, NoStepIsMovedForARegionNotKept) {
+  Graph g(DType::f64);
+  const Var x = g.input("x", {1024, 8});
+  const std::vector<Var> outs{matmul(tanh(x), g.param("W", {8, 16})), exp(x) * 2.0};
+  const Program plain = lower(optimize(module_of(outs), {}));
+  ASSERT_EQ(plain.steps.size(), 3u) << plain.to_text();
+  Program p = plain;
+  EXPECT_EQ(find_tiled_regions(p, 128), 0) << p.to_text();
+  EXPECT_EQ(p.to_text(), plain.to_text());
+}
+
 // Lowering emits burgers' weight gradients and bias sums after [1, n] kernels (the input layer's
 // bias gradient) that end the region; they depend on none of those and are moved up into it,
 // so that no step over the points runs whole after it (the values: RunTileByTileAsWhole).
