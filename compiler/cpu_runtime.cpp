@@ -443,7 +443,8 @@ class CpuRuntime final : public Runtime {
     }
     const int nt = threads();
     run.partial.assign(static_cast<std::size_t>(nt * run.stride), 0.0);
-    run.sum_partial.assign(static_cast<std::size_t>(nt * run.sum_stride), 0.0f);
+    // Per-thread weight-gradient sums only where they are summed tile by tile.
+    run.sum_partial.assign(r.sums_whole ? 0 : static_cast<std::size_t>(nt * run.sum_stride), 0.0f);
     const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
     char* arena = arena_;
     const Program& p = program_;
@@ -457,7 +458,8 @@ class CpuRuntime final : public Runtime {
       const std::int64_t thread = 0;
 #endif
       double* acc = run.partial.data() + thread * run.stride;
-      float* sums = run.sum_partial.data() + thread * run.sum_stride;
+      float* sums =
+          run.sum_partial.empty() ? nullptr : run.sum_partial.data() + thread * run.sum_stride;
 #if defined(JETPDE_COMPILER_OPENMP)
 #pragma omp for schedule(static)
 #endif

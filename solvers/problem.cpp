@@ -1098,8 +1098,10 @@ int Problem::plan_batches(Bindings& points) {
     if (both > budget)
       throw UserError("memory_budget: " + need + ", more than the budget of " + gb(budget) +
                       "; in " + describe(choice.batches) +
-                      " (the most that divide every point set) still " + gb(choice.bytes) + " (" +
-                      gb(both) + " with values of the backward pass computed again)" +
+                      (rounding ? " (the most the subdomains' rows allow)"
+                                : " (the most that divide every point set)") +
+                      " still " + gb(choice.bytes) + " (" + gb(both) +
+                      " with values of the backward pass computed again)" +
                       ": give fewer points, a smaller network or a larger budget");
     choice.bytes = both;
     memory_.fraction = f;
