@@ -8,7 +8,8 @@
 // The compiled executors (cpu; cuda, where built and a GPU is present) also report the compile
 // time cold (an empty cache) and from the cache, the kernel and GEMM counts, the arena, the split
 // of a step between GEMMs and kernels run whole and the tiled regions (compiler/program.h; each
-// region's tile measured by the warm-up run, or JETPDE_TILE_ROWS: N points, 0 for none), and the
+// region's tile measured by the warm-up run, or JETPDE_TILE_ROWS: N points, 0 for none; the
+// threads' scratches holding a tile of the regions' local buffers), and the
 // rate the GEMMs run whole reach (the SGEMM rate printed beside them is this CPU's, measured in
 // the same run).
 //
@@ -17,7 +18,9 @@
 // machine's bandwidth (a triad on every thread): the points read, the parameters read and their
 // gradient written, and every hidden layer's Taylor streams written in the forward pass and read
 // back in the reverse one (N x width x streams values each way). "x limit" is the measured step
-// over that sum: 1.0 would be the hardware's speed.
+// over that sum: 1.0 would be the hardware's speed of a step that stores its streams. A tiled
+// region keeps a tile's streams in its thread's scratch, in cache, so that they need not go to
+// memory at all: such a step can run below 1.0, down to its GEMM FLOPs alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -131,6 +134,7 @@ struct Result {
   // auto; a number fixes the tiles).
   std::string tiles;
   double tile_seconds = 0;
+  std::int64_t scratch_bytes = 0;  // the threads' tile scratches (CompileStats::scratch_bytes)
   // The limit (see the top of this file).
   double gemm_flops = 0, min_bytes = 0;
   double limit_gemm_seconds = 0, limit_memory_seconds = 0;
@@ -232,6 +236,7 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
                (region.tile > 0 && region.sums_whole ? "+w" : "");
   }
   r.tile_seconds = exe.stats().tile_seconds;
+  r.scratch_bytes = exe.stats().scratch_bytes;
   r.gemm_gflops = r.gemm_seconds > 0 ? whole_flops / r.gemm_seconds * 1e-9 : 0.0;
   r.gemm_flops = flops;
   return r;
@@ -404,7 +409,8 @@ void print_row(const Result& r) {
                 r.min_bytes / (1 << 20), r.median_seconds / r.limit_seconds());
   std::printf("\n");
   if (!r.tiles.empty())
-    std::printf("%-12s tiles %s (measured in %.2f s)\n", "", r.tiles.c_str(), r.tile_seconds);
+    std::printf("%-12s tiles %s (measured in %.2f s), tile scratch %.2f MB\n", "", r.tiles.c_str(),
+                r.tile_seconds, static_cast<double>(r.scratch_bytes) / (1 << 20));
   std::fflush(stdout);
 }
 
@@ -453,7 +459,8 @@ void write_json(const std::string& path, const Options& o, const Machine& m,
           << R"(, "gemm_seconds": )" << r.gemm_seconds << R"(, "kernel_seconds": )"
           << r.kernel_seconds << R"(, "tiled_seconds": )" << r.tiled_seconds
           << R"(, "tiled_steps": )" << r.tiled_steps << R"(, "tiles": )" << quoted(r.tiles)
-          << R"(, "tile_seconds": )" << r.tile_seconds << R"(, "gemm_gflops": )" << r.gemm_gflops;
+          << R"(, "tile_seconds": )" << r.tile_seconds << R"(, "scratch_bytes": )"
+          << r.scratch_bytes << R"(, "gemm_gflops": )" << r.gemm_gflops;
     if (r.limit_seconds() > 0)
       out << R"(, "gemm_flops": )" << r.gemm_flops << R"(, "min_bytes": )" << r.min_bytes
           << R"(, "limit_gemm_seconds": )" << r.limit_gemm_seconds

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -35,7 +37,7 @@ double seconds_since(Clock::time_point t) {
 }
 
 using KernelFn = void (*)(char*);
-using RowsFn = void (*)(char*, long, long, double*);
+using RowsFn = void (*)(char*, long, long, double*, char* const*, const long*);
 using RowSumsFn = void (*)(char*, const double*, long, int);
 
 template <class T>
@@ -77,32 +79,46 @@ void run_sgemm(char* arena, const Program& p, const Gemm& g) {
 constexpr std::int64_t kPreferredTile = 256;
 constexpr double kTileMargin = 0.05;
 
+// Where one tile's rows of a tiled region's buffers are, on one thread: in the arena, or, for the
+// region's locals (TiledRegion::locals, slot by buffer), where the thread's table puts them (the
+// arena or its scratch; render_c.h gives the table's layout).
+struct TileRows {
+  char* arena;
+  const Program& p;
+  const std::vector<int>& slot;  // by buffer: the local's slot, or -1
+  char* const* lb;
+  const long* lr;
+  std::int64_t points, i0;
+  // Row i0 of the block `r` rows (a multiple of points) past v's first row.
+  float* at(const View& v, std::int64_t r) const {
+    const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
+    const int k = slot[static_cast<std::size_t>(v.buffer)];
+    if (k < 0) return address<float>(arena, p, v) + (r + i0) * b.shape.cols;
+    const std::int64_t row = (v.row0 + r) / points * lr[2 * k] - lr[2 * k + 1] * i0 + i0;
+    return reinterpret_cast<float*>(lb[k]) + row * b.shape.cols + v.col0;
+  }
+};
+
 // Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (f32, no transposed a:
 // tileable() in tile_regions.cpp), on the calling thread.
-void run_sgemm_tile(char* arena, const Program& p, const Gemm& g, std::int64_t points,
-                    std::int64_t i0, std::int64_t i1) {
-  const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
-  const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
-  const auto ldc = p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
-  const float* a = address<float>(arena, p, g.a);
-  const float* b = address<float>(arena, p, g.b);
-  float* c = address<float>(arena, p, g.c);
-  for (std::int64_t r = i0; r < g.c.shape.rows; r += points)
-    sgemm_row_major(false, g.transpose_b, i1 - i0, g.c.shape.cols, g.a.shape.cols, a + r * lda, lda,
-                    b, ldb, 0.0f, c + r * ldc, ldc);
+void run_sgemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1) {
+  const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
+  const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
+  const auto ldc = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
+  const float* b = address<float>(t.arena, t.p, g.b);
+  for (std::int64_t r = 0; r < g.c.shape.rows; r += t.points)
+    sgemm_row_major(false, g.transpose_b, i1 - t.i0, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r),
+                    lda, b, ldb, 0.0f, t.at(g.c, r), ldc);
 }
 
 // c_partial += aᵀ b over rows [i0, i1) of each block of `points` rows (a weight gradient in a tiled
 // region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense.
-void run_sgemm_sum_tile(char* arena, const Program& p, const Gemm& g, std::int64_t points,
-                        std::int64_t i0, std::int64_t i1, float* partial) {
-  const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
-  const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
-  const float* a = address<float>(arena, p, g.a);
-  const float* b = address<float>(arena, p, g.b);
-  for (std::int64_t r = i0; r < g.a.shape.rows; r += points)
-    sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - i0, a + r * lda, lda,
-                    b + r * ldb, ldb, 1.0f, partial, g.c.shape.cols);
+void run_sgemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float* partial) {
+  const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
+  const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
+  for (std::int64_t r = 0; r < g.a.shape.rows; r += t.points)
+    sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - t.i0, t.at(g.a, r), lda,
+                    t.at(g.b, r), ldb, 1.0f, partial, g.c.shape.cols);
 }
 
 void run_dgemm(char* arena, const Program& p, const Gemm& g) {
@@ -291,7 +307,55 @@ class CpuRuntime final : public Runtime {
     std::int64_t sum_stride = 0;
     std::vector<float> sum_partial;  // threads x sum_stride
     bool automatic = false;          // TiledRegion::tune was set: its tile measured or cached
+    // The locals (TiledRegion::locals) in a thread's scratch of one tile: each one's offset in
+    // bytes per point of the tile (-1: in the arena), by sums_whole (the weight gradients' operands
+    // are then read whole from the arena); locals used at disjoint steps share bytes.
+    struct ScratchPlan {
+      std::vector<std::int64_t> at;
+      std::int64_t per_point = 0;
+    };
+    std::array<ScratchPlan, 2> plans;
+    std::int64_t local_bytes = 0;  // the locals' bytes in the arena
+    std::vector<int> slot;         // by buffer: its slot in TiledRegion::locals, or -1
+    std::vector<char*> lb;         // threads x locals: where each thread's tile of each local is
+    std::vector<long> lr;          // 2 x locals: rows per block, and 1 where counted from i0
   };
+
+  // A region's scratch plan (RegionRun::ScratchPlan): the locals by size, each at the lowest
+  // offset free of the locals placed before it whose steps overlap its own.
+  static RegionRun::ScratchPlan plan_scratch(const Program& p, const TiledRegion& r,
+                                             bool sums_whole) {
+    RegionRun::ScratchPlan plan;
+    const std::size_t n = r.locals.size();
+    plan.at.assign(n, -1);
+    std::vector<std::int64_t> size(n);
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < n; ++k) {
+      size[k] = (p.buffers[static_cast<std::size_t>(r.locals[k].buffer)].bytes() / r.points + 63) /
+                64 * 64;
+      if (!(sums_whole && r.locals[k].summed)) order.push_back(k);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return size[a] > size[b]; });
+    std::vector<std::size_t> placed;
+    for (const std::size_t k : order) {
+      std::vector<std::pair<std::int64_t, std::int64_t>> busy;
+      for (const std::size_t q : placed)
+        if (r.locals[q].first <= r.locals[k].last && r.locals[k].first <= r.locals[q].last)
+          busy.emplace_back(plan.at[q], plan.at[q] + size[q]);
+      std::sort(busy.begin(), busy.end());
+      std::int64_t at = 0;
+      for (const auto& [b, e] : busy)
+        if (at + size[k] <= b)
+          break;
+        else
+          at = std::max(at, e);
+      plan.at[k] = at;
+      plan.per_point = std::max(plan.per_point, at + size[k]);
+      placed.push_back(k);
+    }
+    return plan;
+  }
 
   // TiledRegion::tune: the region runs, on this first run's values, whole and with each
   // candidate tile that gives at least two tiles, three times each; the fastest of the three
@@ -341,6 +405,8 @@ class CpuRuntime final : public Runtime {
       r.sums_whole = whole < tiled;
     }
     r.tune = false;
+    scratch_.clear();  // sized for the largest candidate: made again for the tile chosen
+    scratch_size_ = 0;
     write_tile_cache();
     ++stats_.tiles_measured;
     stats_.tile_seconds += seconds_since(start);
@@ -426,6 +492,12 @@ class CpuRuntime final : public Runtime {
         run.sum_at.push_back(g && g->transpose_a ? run.sum_stride : -1);
         if (g && g->transpose_a) run.sum_stride += g->c.shape.size();
       }
+      run.slot.assign(program_.buffers.size(), -1);
+      for (std::size_t k = 0; k < r.locals.size(); ++k) {
+        run.slot[static_cast<std::size_t>(r.locals[k].buffer)] = static_cast<int>(k);
+        run.local_bytes += program_.buffers[static_cast<std::size_t>(r.locals[k].buffer)].bytes();
+      }
+      run.plans = {plan_scratch(program_, r, false), plan_scratch(program_, r, true)};
       region_at_[static_cast<std::size_t>(r.first)] = static_cast<int>(regions_.size());
       regions_.push_back(std::move(run));
     }
@@ -448,6 +520,23 @@ class CpuRuntime final : public Runtime {
     const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
     char* arena = arena_;
     const Program& p = program_;
+    // The locals in each thread's scratch where its tiles take no more than the arena does.
+    const RegionRun::ScratchPlan& plan = run.plans[r.sums_whole ? 1 : 0];
+    const std::int64_t scratch_bytes = r.tile * plan.per_point;
+    const bool scratch = scratch_bytes > 0 && nt * scratch_bytes <= run.local_bytes;
+    if (scratch) reserve_scratch(nt, scratch_bytes);
+    const std::size_t nl = r.locals.size();
+    run.lr.resize(2 * nl);
+    run.lb.resize(static_cast<std::size_t>(nt) * nl);
+    for (std::size_t k = 0; k < nl; ++k) {
+      const bool in_scratch = scratch && plan.at[k] >= 0;
+      run.lr[2 * k] = in_scratch ? r.tile : r.points;
+      run.lr[2 * k + 1] = in_scratch ? 1 : 0;
+      for (int t = 0; t < nt; ++t)
+        run.lb[static_cast<std::size_t>(t) * nl + k] =
+            in_scratch ? scratch_[static_cast<std::size_t>(t)].get() + plan.at[k] * r.tile
+                       : arena + p.buffers[static_cast<std::size_t>(r.locals[k].buffer)].offset;
+    }
 #if defined(JETPDE_COMPILER_OPENMP)
 #pragma omp parallel num_threads(nt)
 #endif
@@ -460,23 +549,25 @@ class CpuRuntime final : public Runtime {
       double* acc = run.partial.data() + thread * run.stride;
       float* sums =
           run.sum_partial.empty() ? nullptr : run.sum_partial.data() + thread * run.sum_stride;
+      char* const* lb = run.lb.data() + static_cast<std::size_t>(thread) * nl;
+      const long* lr = run.lr.data();
 #if defined(JETPDE_COMPILER_OPENMP)
 #pragma omp for schedule(static)
 #endif
       for (std::int64_t t = 0; t < tiles; ++t) {
         const std::int64_t i0 = t * r.tile, i1 = std::min(r.points, i0 + r.tile);
+        const TileRows rows{arena, p, run.slot, lb, lr, r.points, i0};
         for (int s = r.first; s < r.last; ++s) {
           const auto at = static_cast<std::size_t>(s - r.first);
           const Step& step = p.steps[static_cast<std::size_t>(s)];
           if (run.rows[at])
-            run.rows[at](arena, i0, i1, acc + run.at[at]);
+            run.rows[at](arena, i0, i1, acc + run.at[at], lb, lr);
           else if (run.sum_at[at] >= 0 && r.sums_whole)
             continue;
           else if (run.sum_at[at] >= 0)
-            run_sgemm_sum_tile(arena, p, std::get<Gemm>(step.op), r.points, i0, i1,
-                               sums + run.sum_at[at]);
+            run_sgemm_sum_tile(rows, std::get<Gemm>(step.op), i1, sums + run.sum_at[at]);
           else
-            run_sgemm_tile(arena, p, std::get<Gemm>(step.op), r.points, i0, i1);
+            run_sgemm_tile(rows, std::get<Gemm>(step.op), i1);
         }
       }
     }
@@ -490,6 +581,21 @@ class CpuRuntime final : public Runtime {
         add_partials(std::get<Gemm>(p.steps[static_cast<std::size_t>(s)].op),
                      run.sum_partial.data() + run.sum_at[at], run.sum_stride, nt);
     }
+  }
+
+  // Each of `threads` threads gets a scratch of at least `bytes` (kept from region to region).
+  void reserve_scratch(int threads, std::int64_t bytes) {
+    if (scratch_.size() < static_cast<std::size_t>(threads))
+      scratch_.resize(static_cast<std::size_t>(threads));
+    const std::int64_t size = (std::max(scratch_size_, bytes) + 63) / 64 * 64;
+    for (auto& block : scratch_)
+      if (scratch_size_ < size || !block) {
+        block.reset(static_cast<char*>(std::aligned_alloc(64, static_cast<std::size_t>(size))));
+        if (!block)
+          throw UserError("cannot allocate a tile scratch (" + std::to_string(size) + " bytes)");
+      }
+    scratch_size_ = size;
+    stats_.scratch_bytes = static_cast<std::int64_t>(scratch_.size()) * scratch_size_;
   }
 
   // c = the threads' partial sums of a weight gradient, added in thread order.
@@ -520,6 +626,11 @@ class CpuRuntime final : public Runtime {
   std::vector<std::unique_ptr<Bf16Gemm>> bf16_gemms_;  // by step; set for native bf16 GEMMs
   std::vector<RegionRun> regions_;
   std::vector<int> region_at_;  // by step: the region starting there, else -1
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<char, Free>> scratch_;  // by thread: its tile scratch
+  std::int64_t scratch_size_ = 0;                     // bytes of each
   bool tile_cache_read_ = false;
   CompileStats& stats_;  // the Executable's (it owns this runtime)
   char* arena_ = nullptr;

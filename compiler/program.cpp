@@ -85,6 +85,13 @@ std::string Program::to_text() const {
     else
       os << "tiles of " << r.tile << (r.sums_whole ? ", weight gradients whole after them" : "")
          << "\n";
+    if (!r.locals.empty()) {
+      os << "  " << r.locals.size() << " locals:";
+      for (const TiledRegion::Local& l : r.locals)
+        os << " b" << l.buffer << (l.summed ? "'" : "") << " (steps " << l.first << ".." << l.last
+           << ")";
+      os << "\n";
+    }
   }
   os << "outputs:";
   for (const View& v : outputs) os << " " << view_text(v);

@@ -114,6 +114,18 @@ struct TiledRegion {
   // the region live through it). Measured with the tile: narrow layers' per-tile sums are small
   // library calls.
   bool sums_whole = false;
+  // The buffers that live within the region's tiles (region_locals, tile_regions.cpp): written
+  // and read only inside it, each read after a write covering it, not an output. The backend may
+  // keep them, tile by tile, in a scratch of one tile's rows per thread (reused from tile to tile,
+  // so they stay in cache and never go to memory) instead of the arena; the kernels of the
+  // region address them through a table (render_c.h). `first`, `last`: the steps using it.
+  struct Local {
+    int buffer = 0;
+    int first = 0, last = 0;
+    bool summed = false;  // an operand of a weight gradient (c = aᵀ b) of the region: read
+                          // whole after the tiles where sums_whole, so then in the arena
+  };
+  std::vector<Local> locals;
 };
 
 // The tiles a region to be measured tries, besides running whole (jetpde_layer_bench,

@@ -43,10 +43,42 @@ std::string pointer(const Program& p, const View& v, bool writable) {
   return os.str();
 }
 
-bool in_tiled_region(const Program& p, std::size_t step) {
+const TiledRegion* tiled_region_of(const Program& p, std::size_t step) {
   for (const TiledRegion& r : p.regions)
-    if (static_cast<int>(step) >= r.first && static_cast<int>(step) < r.last) return true;
-  return false;
+    if (static_cast<int>(step) >= r.first && static_cast<int>(step) < r.last) return &r;
+  return nullptr;
+}
+
+// How a kernel's views are addressed: from the arena at their buffer's offset or, in a tiled
+// region's rows function, a region-local buffer (TiledRegion::locals, slot k) through the table:
+// its base lb[k], and lr[2k] rows per block (the region's points in the arena, the tile's in a
+// scratch) and lr[2k + 1] (0 in the arena, 1 in a scratch: rows counted from the tile's i0).
+struct Addressing {
+  std::vector<int> slot;  // by buffer: the local's slot, or -1 (empty: none)
+  std::int64_t points = 0;
+  int slot_of(const View& v) const {
+    return slot.empty() ? -1 : slot[static_cast<std::size_t>(v.buffer)];
+  }
+};
+
+std::string address_base(const Program& p, const View& v, bool writable, const Addressing& at) {
+  const int k = at.slot_of(v);
+  if (k < 0) return pointer(p, v, writable);
+  return "((" + std::string(writable ? "" : "const ") +
+         storage_type(p.buffers[static_cast<std::size_t>(v.buffer)]) + "*)(lb[" +
+         std::to_string(k) + "]))";
+}
+
+// Index of element (i, j) of `v` under `at`; a local's row: block * lr[2k] - lr[2k + 1] * i0 + i.
+std::string address_index(const Program& p, const View& v, const Addressing& at) {
+  const std::int64_t ld = p.buffers[static_cast<std::size_t>(v.buffer)].shape.cols;
+  const int k = at.slot_of(v);
+  if (k < 0) return index_of(v, ld);
+  std::ostringstream os;
+  os << "(" << v.row0 / at.points << " * lr[" << 2 * k << "] - lr[" << 2 * k + 1 << "] * i0 + i) * "
+     << ld << " + " << v.col0;
+  if (!v.col_broadcast) os << " + j";
+  return os.str();
 }
 
 bool reduces_rows(const Kernel& k) {
@@ -56,7 +88,8 @@ bool reduces_rows(const Kernel& k) {
 }
 
 // One column j of row i: loads, values, stores, and the reductions' terms.
-void render_columns(std::ostringstream& os, const Program& p, const Kernel& k) {
+void render_columns(std::ostringstream& os, const Program& p, const Kernel& k,
+                    const Addressing& at) {
   const std::int64_t cols = k.domain.cols;
   for (std::size_t v = 0; v < k.values.size(); ++v) {
     const Value& val = k.values[v];
@@ -65,7 +98,7 @@ void render_columns(std::ostringstream& os, const Program& p, const Kernel& k) {
       const View& view = k.loads[static_cast<std::size_t>(val.load)];
       const Buffer& b = p.buffers[static_cast<std::size_t>(view.buffer)];
       const std::string element =
-          pointer(p, view, false) + "[" + index_of(view, b.shape.cols) + "]";
+          address_base(p, view, false, at) + "[" + address_index(p, view, at) + "]";
       os << (b.packed ? "jp_from_bf16(" + element + ")" : element) << ";\n";
     } else {
       os << c_value_expression(k, static_cast<int>(v), "v") << ";\n";
@@ -75,7 +108,7 @@ void render_columns(std::ostringstream& os, const Program& p, const Kernel& k) {
     const Buffer& b = p.buffers[static_cast<std::size_t>(s.target.buffer)];
     const std::string v = "v" + std::to_string(s.value);
     const bool rounded = k.values[static_cast<std::size_t>(s.value)].dtype == DType::bf16;
-    os << "      " << pointer(p, s.target, true) << "[" << index_of(s.target, b.shape.cols)
+    os << "      " << address_base(p, s.target, true, at) << "[" << address_index(p, s.target, at)
        << "] = "
        << (!b.packed ? v
            : rounded ? "jp_bf16_bits(" + v + ")"
@@ -127,7 +160,7 @@ std::vector<std::array<std::int64_t, 3>> column_ranges(const Kernel& k) {
 // The work of row i: the vectorized loops over the columns (loads, values, stores, the row's
 // column sums and its contributions to `acc`, the row sums' accumulators), then the column sums'
 // stores.
-void render_row(std::ostringstream& os, const Program& p, const Kernel& k) {
+void render_row(std::ostringstream& os, const Program& p, const Kernel& k, const Addressing& at) {
   const std::int64_t cols = k.domain.cols;
   std::string simd_reduction;
   for (std::size_t r = 0; r < k.reductions.size(); ++r)
@@ -139,15 +172,17 @@ void render_row(std::ostringstream& os, const Program& p, const Kernel& k) {
     os << "    #pragma omp simd" << (simdlen > 0 ? " simdlen(" + std::to_string(simdlen) + ")" : "")
        << (simd_reduction.empty() ? "" : " reduction(+:" + simd_reduction + ")")
        << "\n    for (long j = " << j0 << "; j < " << j1 << "; ++j) {\n";
-    render_columns(os, p, k);
+    render_columns(os, p, k, at);
     os << "    }\n";
   }
   for (std::size_t r = 0; r < k.reductions.size(); ++r) {
     const auto& red = k.reductions[r];
     if (red.over_rows) continue;
     const Buffer& b = p.buffers[static_cast<std::size_t>(red.target.buffer)];
-    os << "    " << pointer(p, red.target, true) << "[(" << red.target.row0 << " + i) * "
-       << b.shape.cols << " + " << red.target.col0 << "] = "
+    View row = red.target;
+    row.row_broadcast = false, row.col_broadcast = true;  // column col0 of row i
+    os << "    " << address_base(p, red.target, true, at) << "[" << address_index(p, row, at)
+       << "] = "
        << stored(b, "c" + std::to_string(r) + (red.mean ? " / " + std::to_string(cols) + ".0" : ""))
        << ";\n";
   }
@@ -188,18 +223,23 @@ void render_kernel(std::ostringstream& os, const Program& p, const Kernel& k, st
     os << "  double* acc = partial + (size_t)omp_get_thread_num() * " << stride << ";\n";
   os << "  #pragma omp for schedule(static)\n"
      << "  for (long i = 0; i < " << rows << "; ++i) {\n";
-  render_row(os, p, k);
+  render_row(os, p, k, Addressing{});
   os << "  }\n  }\n";
   render_row_sums(os, p, k, stride);
   if (row_reduce) os << "  free(partial);\n";
   os << "}\n\n";
   // In a tiled region: the rows [i0, i1) on the calling thread, row sums into its `acc` (columns
   // x reductions doubles); then, once every tile ran, the threads' sums stored.
-  if (!in_tiled_region(p, step)) return;
+  const TiledRegion* region = tiled_region_of(p, step);
+  if (!region) return;
+  Addressing at{std::vector<int>(p.buffers.size(), -1), region->points};
+  for (std::size_t l = 0; l < region->locals.size(); ++l)
+    at.slot[static_cast<std::size_t>(region->locals[l].buffer)] = static_cast<int>(l);
   os << "extern \"C\" void " << kernel_symbol(step)
-     << "_rows(char* __restrict arena, long i0, long i1, double* __restrict acc) {\n"
-     << "  (void)acc;\n  for (long i = i0; i < i1; ++i) {\n";
-  render_row(os, p, k);
+     << "_rows(char* __restrict arena, long i0, long i1, double* __restrict acc, "
+        "char* const* __restrict lb, const long* __restrict lr) {\n"
+     << "  (void)acc;\n  (void)lb;\n  (void)lr;\n  for (long i = i0; i < i1; ++i) {\n";
+  render_row(os, p, k, at);
   os << "  }\n}\n\n";
   if (!row_reduce) return;
   os << "extern \"C\" void " << kernel_symbol(step)

@@ -34,8 +34,11 @@ inline constexpr std::int64_t kParallelMinElements = 32768;
 // The whole source for the CPU backend: one `extern "C" void jetpde_step<s>(char* arena)` per
 // kernel step s; kernels of at least `parallel_min_elements` elements run in parallel. A kernel
 // in a tiled region (program.regions) also gets `jetpde_step<s>_rows(char* arena, long i0,
-// long i1, double* acc)`, its rows [i0, i1) on the calling thread with the row sums added to
-// acc[r * cols + j] (r: the reduction's index), and, when it sums over rows,
+// long i1, double* acc, char* const* lb, const long* lr)`, its rows [i0, i1) on the calling
+// thread with the row sums added to acc[r * cols + j] (r: the reduction's index); it addresses
+// the region's local buffers (TiledRegion::locals, slot k) at lb[k], row (block of the region's
+// points) * lr[2k] - lr[2k + 1] * i0 + i: lb[k] = the buffer in the arena with lr = {points, 0},
+// or a scratch of one tile's rows per block with lr = {tile, 1}. And, when it sums over rows,
 // `jetpde_step<s>_row_sums(char* arena, const double* partial, long stride, int nt)`, which
 // stores the sums of nt threads' accumulators (thread t's at partial + t * stride).
 std::string render_cpu_source(const Program& program,

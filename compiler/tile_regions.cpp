@@ -76,6 +76,77 @@ std::int64_t points_from(const Program& p, std::size_t s) {
   return 0;
 }
 
+// The rows (in blocks of `points`) and columns an access covers.
+struct Extent {
+  std::int64_t block0, blocks, col0, cols;
+};
+Extent extent_of(const Step& step, const View& v, std::int64_t points) {
+  const std::int64_t rows = std::holds_alternative<Kernel>(step.op) ? points : v.shape.rows;
+  return {v.row0 / points, std::max<std::int64_t>(1, rows / points), v.col0,
+          v.col_broadcast ? 1 : v.shape.cols};
+}
+
+// TiledRegion::locals of region r: the buffers written in it that no step outside it uses and
+// no output is, whose every access inside it stays within the tile and whose every read follows
+// writes covering it (in step order: a tile's scratch holds nothing from before the region).
+std::vector<TiledRegion::Local> region_locals(const Program& p, const TiledRegion& r) {
+  const std::size_t nb = p.buffers.size();
+  std::vector<bool> excluded(nb, false), written(nb, false);
+  for (const View& v : p.outputs) excluded[static_cast<std::size_t>(v.buffer)] = true;
+  for (std::size_t b = 0; b < nb; ++b)
+    if (p.buffers[b].kind != Buffer::Kind::Temp || p.buffers[b].shape.rows % r.points != 0)
+      excluded[b] = true;
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    if (static_cast<int>(s) < r.first || static_cast<int>(s) >= r.last)
+      for_each_view(p.steps[s],
+                    [&](const View& v) { excluded[static_cast<std::size_t>(v.buffer)] = true; });
+  // By buffer: for each of its blocks, which columns the region wrote so far.
+  std::vector<std::vector<std::vector<bool>>> covered(nb);
+  std::vector<TiledRegion::Local> found(nb);
+  std::vector<bool> summed(nb, false);
+  for (int s = r.first; s < r.last; ++s) {
+    const Step& step = p.steps[static_cast<std::size_t>(s)];
+    const auto* g = std::get_if<Gemm>(&step.op);
+    const std::vector<Access> acc = accesses_of(step);
+    // Reads first: a step reading what it writes reads the values from before it.
+    for (const bool writes : {false, true})
+      for (const Access& a : acc) {
+        if (a.write != writes) continue;
+        const auto b = static_cast<std::size_t>(a.view.buffer);
+        if (excluded[b]) continue;
+        if (!within_tile(a, r.points)) {
+          excluded[b] = true;
+          continue;
+        }
+        auto& blocks = covered[b];
+        if (blocks.empty())
+          blocks.assign(
+              static_cast<std::size_t>(p.buffers[b].shape.rows / r.points),
+              std::vector<bool>(static_cast<std::size_t>(p.buffers[b].shape.cols), false));
+        const Extent e = extent_of(step, a.view, r.points);
+        for (std::int64_t k = e.block0; k < e.block0 + e.blocks && !excluded[b]; ++k)
+          for (std::int64_t c = e.col0; c < e.col0 + e.cols; ++c) {
+            if (k >= static_cast<std::int64_t>(blocks.size()) ||
+                c >= static_cast<std::int64_t>(blocks[static_cast<std::size_t>(k)].size()) ||
+                (!writes && !blocks[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)])) {
+              excluded[b] = true;
+              break;
+            }
+            if (writes) blocks[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)] = true;
+          }
+        if (!written[b]) found[b].first = s;
+        written[b] = written[b] || writes;
+        found[b].last = s;
+        if (g && g->transpose_a && !writes) summed[b] = true;
+      }
+  }
+  std::vector<TiledRegion::Local> out;
+  for (std::size_t b = 0; b < nb; ++b)
+    if (written[b] && !excluded[b])
+      out.push_back({static_cast<int>(b), found[b].first, found[b].last, summed[b]});
+  return out;
+}
+
 }  // namespace
 
 int find_tiled_regions(Program& p, std::int64_t tile) {
@@ -160,6 +231,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
       ++s;
     }
   }
+  for (TiledRegion& r : p.regions) r.locals = region_locals(p, r);
   return static_cast<int>(p.regions.size());
 }
 

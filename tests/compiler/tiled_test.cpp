@@ -147,6 +147,75 @@ TEST(TiledRegions, AWeightGradientIsNotReadInsideItsRegion) {
             1e-5 * a.output(0).cwiseAbs().maxCoeff());
 }
 
+// A region's locals (TiledRegion::locals) are the buffers that live within its tiles: the first
+// GEMM's output and the hidden layer, not the output (read after the region) nor the inputs.
+TEST(TiledRegions, BuffersLivingWithinARegionAreItsLocals) {
+  Graph g;
+  const Var x = g.input("x", {1024, 8});
+  const Var z = matmul(x, g.param("W", {8, 16}));
+  const Var h = tanh(z) * sin(z);
+  const Var y = matmul(h, g.param("W2", {16, 4}));
+  const auto locals_of = [](const Program& p) {
+    std::vector<std::string> names;
+    for (const TiledRegion::Local& l : p.regions.at(0).locals) {
+      EXPECT_LE(l.first, l.last);
+      EXPECT_FALSE(l.summed) << "no weight gradient here";
+      const Buffer& b = p.buffers[l.buffer];
+      names.push_back(std::to_string(b.shape.rows) + "x" + std::to_string(b.shape.cols));
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::vector<Var> one{y};
+  const Program p = lowered(one, 256);
+  ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  EXPECT_EQ(p.regions[0].first, 0);
+  EXPECT_EQ(p.regions[0].last, static_cast<int>(p.steps.size())) << p.to_text();
+  EXPECT_EQ(locals_of(p), (std::vector<std::string>{"1024x16", "1024x16"})) << p.to_text();
+  EXPECT_NE(p.to_text().find("2 locals"), std::string::npos) << p.to_text();
+  // h an output as well: read after the region, it stays in the arena.
+  const std::vector<Var> two{y, h};
+  const Program q = lowered(two, 256);
+  ASSERT_EQ(q.regions.size(), 1u) << q.to_text();
+  EXPECT_EQ(locals_of(q), std::vector<std::string>{"1024x16"}) << q.to_text();
+}
+
+// A weight gradient's operands are locals marked `summed`: where the gradients run whole after
+// the tiles (sums_whole) they stay in the arena. order1's training step runs with its locals in
+// a scratch per thread, its values those of the steps run whole (RunTileByTileAsWhole: the
+// other workloads, short last tiles, one and two threads).
+TEST(TiledRegions, LocalsRunInAScratchOfOneTilePerThread) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload("order1", {8192, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  CompileOptions whole, tiled;
+  whole.cpu.tile_rows = -1;
+  tiled.cpu.tile_rows = 256;
+  Executable reference(outs, whole), e(outs, tiled);
+  const Program& p = e.program();
+  ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  std::int64_t local_bytes = 0;
+  int summed = 0;
+  for (const TiledRegion::Local& l : p.regions[0].locals) {
+    local_bytes += p.buffers[l.buffer].bytes();
+    summed += l.summed ? 1 : 0;
+  }
+  EXPECT_GE(summed, 4) << p.to_text();
+  reference.set(w.bindings);
+  e.set(w.bindings);
+  reference.run();
+  EXPECT_EQ(e.stats().scratch_bytes, 0) << "before a run";
+  e.run();
+  // One tile's rows of the locals per thread, sharing bytes between locals of disjoint steps.
+  EXPECT_GT(e.stats().scratch_bytes, 0);
+  EXPECT_LT(e.stats().scratch_bytes, local_bytes);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const MatrixD want = reference.output(k), got = e.output(k);
+    const double scale = std::max(1.0, want.cwiseAbs().maxCoeff());
+    EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-5 * scale) << "output " << k;
+  }
+}
+
 // Buffers used in the same region never share memory: tiles interleave its steps.
 void expect_region_buffers_apart(const Program& p) {
   for (const TiledRegion& r : p.regions) {
