@@ -391,10 +391,12 @@ class CpuRuntime final : public Runtime {
     }
     if (preferred < INFINITY && best > (1.0 - kTileMargin) * preferred) chosen = kPreferredTile;
     r.tile = chosen;
-    // Then, with that tile, the weight gradients run whole after the tiles: kept where faster.
+    // Then, with that tile, the weight gradients run whole after the tiles: kept where faster by
+    // the margin (their operands then go through the arena instead of the tile scratch; a choice
+    // within the noise cost Burgers' example 40% a step once cached: bench/README.md).
     if (chosen > 0 && run.sum_stride > 0) {
       double tiled = INFINITY, whole = INFINITY;
-      for (int k = 0; k < 3; ++k)
+      for (int k = 0; k < 5; ++k)
         for (const bool sums_whole : {false, true}) {
           r.sums_whole = sums_whole;
           const auto t = Clock::now();
@@ -402,7 +404,7 @@ class CpuRuntime final : public Runtime {
           double& fastest = sums_whole ? whole : tiled;
           fastest = std::min(fastest, seconds_since(t));
         }
-      r.sums_whole = whole < tiled;
+      r.sums_whole = whole < (1.0 - kTileMargin) * tiled;
     }
     r.tune = false;
     scratch_.clear();  // sized for the largest candidate: made again for the tile chosen
