@@ -10,21 +10,34 @@
 // streams are one node (interning) and one buffer. Lowering writes each part straight into its
 // slice of the stacked buffer. A matmul whose left operand depends on another member of its
 // group (a weight reused by a later layer) stays as it is.
+//
+// Parts of as many rows (the streams of one point set) stack together; parts of different
+// point sets only where each has fewer rows than a tiled region needs (2 x kMeasuredRegionTile):
+// a GEMM over blocks of several sizes could join no tiled region, and the kernels of the
+// larger set would run whole (the Allen–Cahn step stacked its 4096 interior points with its 256
+// initial points, and its interior's kernels took 45% of the step; bench/README.md).
+//   Σ_i a_iᵀ b_i then becomes one stacked GEMM per point set, added up.
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
 #include "autodiff/ops.h"
 #include "compiler/passes.h"
+#include "compiler/program.h"
 
 namespace jetpde::compiler {
 namespace {
+
+// The stacking class of a part of `rows` rows: its rows where a tiled region could run over
+// them, else 0 (every smaller part).
+std::int64_t rows_class(std::int64_t rows) { return rows >= 2 * kMeasuredRegionTile ? rows : 0; }
 
 struct Key {  // matmuls that can share one GEMM: same right operand and flags, same inner width
   NodeId rhs;
   bool transpose_b;
   std::int64_t cols;
   DType dtype;
+  std::int64_t rows;  // rows_class of the left operand
   auto operator<=>(const Key&) const = default;
 };
 
@@ -68,7 +81,9 @@ class Stacker {
     for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id) {
       const Node& n = node(id);
       if (!live_[static_cast<std::size_t>(id)] || !plain_matmul(n)) continue;
-      groups[{n.args[1], n.attrs.ints[1] != 0, node(n.args[0]).shape.cols, n.dtype}].push_back(id);
+      const Shape& lhs = node(n.args[0]).shape;
+      groups[{n.args[1], n.attrs.ints[1] != 0, lhs.cols, n.dtype, rows_class(lhs.rows)}].push_back(
+          id);
     }
     // The left operand's partner: for the cotangent b of a weight gradient aᵀ b, the stream a.
     // Backward groups (∂z_α Wᵀ) are ordered by their partners' ids, so that their stack is the
@@ -107,7 +122,8 @@ class Stacker {
     NodeId id = -1;
     std::vector<NodeId> needs;
     std::size_t next = 0;
-    std::vector<NodeId> products, rest;  // gradient
+    std::vector<std::vector<NodeId>> products;  // gradient: a stack for each point set
+    std::vector<NodeId> rest;
     Var sum;
     bool stacked = false;
     std::size_t next_rest = 0;
@@ -127,10 +143,11 @@ class Stacker {
       }
     } else if (n.op == Op::Add && gradient_terms(id, &f.products, &f.rest)) {
       f.kind = Frame::Kind::gradient;
-      for (NodeId p : f.products) {
-        f.needs.push_back(node(p).args[0]);
-        f.needs.push_back(node(p).args[1]);
-      }
+      for (const std::vector<NodeId>& stack : f.products)
+        for (NodeId p : stack) {
+          f.needs.push_back(node(p).args[0]);
+          f.needs.push_back(node(p).args[1]);
+        }
     } else {
       f.needs = n.args;
     }
@@ -158,7 +175,8 @@ class Stacker {
         break;
       case Frame::Kind::gradient:
         if (!f.stacked) {
-          f.sum = stacked_gradient(f.products);
+          for (const std::vector<NodeId>& stack : f.products)
+            f.sum = f.sum.id < 0 ? stacked_gradient(stack) : add(f.sum, stacked_gradient(stack));
           f.stacked = true;
         }
         for (; f.next_rest < f.rest.size(); ++f.next_rest) {
@@ -229,10 +247,10 @@ class Stacker {
     return {it == partner_.end() ? lhs : it->second, lhs};
   }
 
-  // Σ_i a_iᵀ b_i inside a sum of single-use additions: one GEMM over stacked rows. False when
-  // fewer than two products stack; else their matmuls (`products`) and the other terms (`rest`),
-  // each in the order they are built.
-  bool gradient_terms(NodeId root, std::vector<NodeId>* products_out,
+  // Σ_i a_iᵀ b_i inside a sum of single-use additions: one GEMM over stacked rows for each
+  // stacking class of the rows. False when no two products stack; else their matmuls by class
+  // (`products`) and the other terms (`rest`), each in the order they are built.
+  bool gradient_terms(NodeId root, std::vector<std::vector<NodeId>>* products_out,
                       std::vector<NodeId>* rest_out) const {
     std::vector<NodeId> terms, stack{root};
     while (!stack.empty()) {
@@ -255,11 +273,21 @@ class Stacker {
                              group_of_[static_cast<std::size_t>(t)] < 0;
       (stackable ? products : rest).push_back(t);
     }
-    if (products.size() < 2) return false;
-    std::sort(products.begin(), products.end(),
-              [&](NodeId a, NodeId b) { return node(a).args[0] < node(b).args[0]; });
+    std::map<std::int64_t, std::vector<NodeId>> by_class;
+    for (NodeId p : products) by_class[rows_class(node(node(p).args[0]).shape.rows)].push_back(p);
+    std::vector<std::vector<NodeId>> stacks;
+    for (auto& [rows, members] : by_class) {
+      if (members.size() < 2) {
+        rest.insert(rest.end(), members.begin(), members.end());
+        continue;
+      }
+      std::sort(members.begin(), members.end(),
+                [&](NodeId a, NodeId b) { return node(a).args[0] < node(b).args[0]; });
+      stacks.push_back(std::move(members));
+    }
+    if (stacks.empty()) return false;
     std::sort(rest.begin(), rest.end());
-    *products_out = std::move(products);
+    *products_out = std::move(stacks);
     *rest_out = std::move(rest);
     return true;
   }

@@ -117,6 +117,38 @@ TEST(EliminateDeadCode, DropsWhatNoOutputNeeds) {
             "%1 = tanh %0 : f32[4,2]\n");
 }
 
+// Matmuls sharing a weight stack by point set: the two parts of 512 rows together, the two of
+// 300 together, and the parts smaller than a tiled region's two tiles (100 and 50 rows) together;
+// weight gradients Σ aᵢᵀ bᵢ likewise, one stacked GEMM per set, added up.
+TEST(StackGemms, PartsStackByPointSetAndSmallSetsShareAStack) {
+  Graph g;
+  const Var w = g.param("W", {8, 16});
+  std::vector<Var> outs;
+  Var gradient;
+  int k = 0;
+  for (const std::int64_t rows : {512, 512, 300, 300, 100, 50}) {
+    const Var a = tanh(g.input("x" + std::to_string(k), {rows, 8}));
+    outs.push_back(matmul(a, w));
+    const Var term = matmul(a, g.input("g" + std::to_string(k++), {rows, 16}), true, false);
+    gradient = gradient.id < 0 ? term : gradient + term;
+  }
+  outs.push_back(gradient);
+  const std::string out = text(stack_gemms(module_of(outs)));
+  const auto count = [&](const std::string& what) {
+    int n = 0;
+    for (std::size_t at = out.find(what); at != std::string::npos; at = out.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("= matmul"), 6) << out;
+  // Each set's stacked streams (the forward GEMM's a, the weight gradient's a), its product and
+  // its stacked b.
+  for (const std::string rows : {"1024", "600", "150"}) {
+    EXPECT_EQ(count(": f32[" + rows + ",8]\n"), 1) << rows << "\n" << out;
+    EXPECT_EQ(count(": f32[" + rows + ",16]\n"), 2) << rows << "\n" << out;
+  }
+  EXPECT_EQ(count("= add"), 2) << out;
+}
+
 TEST(Pipeline, DumpsTheIrAfterEveryPass) {
   Graph g;
   const Var x = g.input("x", {4, 2});
