@@ -69,10 +69,12 @@ bool within_tile(const Access& a, std::int64_t points) {
 }
 
 // The points of a region starting at step `s`: the rows of the first kernel, past GEMMs that
-// could join it (tileable() checks them against those rows); 0 when none.
+// could join it (tileable() checks them against those rows) and one-row kernels (which would be
+// moved before it); 0 when none.
 std::int64_t points_from(const Program& p, std::size_t s) {
   for (; s < p.steps.size(); ++s)
-    if (const auto* k = std::get_if<Kernel>(&p.steps[s].op)) return k->domain.rows;
+    if (const auto* k = std::get_if<Kernel>(&p.steps[s].op); k && k->domain.rows > 1)
+      return k->domain.rows;
   return 0;
 }
 
@@ -192,40 +194,61 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
     };
     std::size_t e = s;
     for (; e < n && fits(p.steps[e]); ++e) take(p.steps[e]);
-    // Later steps that could join and depend on none of the steps between: moved up into it
-    // (where the region is kept: the memory plan is made again only then).
-    std::vector<std::size_t> moved;
+    // Later steps that could join and depend on none of the steps between: moved up into it;
+    // later one-row kernels (scalars: loss weights, the seeds of a reverse pass) that depend on
+    // none of the region's steps nor of those between: moved up before it, so that what depends
+    // on them can join (where the region is kept: the memory plan is made again only then).
+    std::vector<std::size_t> moved, hoisted;
     if (e > s) {
-      std::unordered_set<int> passed_reads, passed_writes;
+      std::unordered_set<int> passed_reads, passed_writes, region_reads, region_writes;
+      const auto record = [&](const Step& st, std::unordered_set<int>& reads,
+                              std::unordered_set<int>& writes) {
+        for (const Access& a : accesses_of(st)) (a.write ? writes : reads).insert(a.view.buffer);
+      };
+      const auto independent_of = [&](const Step& st, const std::unordered_set<int>& reads,
+                                      const std::unordered_set<int>& writes) {
+        for (const Access& a : accesses_of(st))
+          if (writes.count(a.view.buffer) > 0 || (a.write && reads.count(a.view.buffer) > 0))
+            return false;
+        return true;
+      };
+      for (std::size_t t = s; t < e; ++t) record(p.steps[t], region_reads, region_writes);
       for (std::size_t t = e; t < n; ++t) {
         const Step& st = p.steps[t];
-        bool independent = true;
-        for (const Access& a : accesses_of(st))
-          if (passed_writes.count(a.view.buffer) > 0 ||
-              (a.write && passed_reads.count(a.view.buffer) > 0))
-            independent = false;
+        const bool independent = independent_of(st, passed_reads, passed_writes);
+        const auto* k = std::get_if<Kernel>(&st.op);
         if (t > e && independent && fits(st)) {
           take(st);
+          record(st, region_reads, region_writes);
           moved.push_back(t);
+        } else if (k && k->domain.rows == 1 && independent &&
+                   independent_of(st, region_reads, region_writes)) {
+          hoisted.push_back(t);
         } else {
-          for (const Access& a : accesses_of(st))
-            (a.write ? passed_writes : passed_reads).insert(a.view.buffer);
+          record(st, passed_reads, passed_writes);
         }
       }
     }
-    const std::size_t last = e + moved.size();
-    if (gemm && kernel && last - s >= 2) {
-      if (!moved.empty()) {
-        std::vector<Step> rest;
-        std::vector<bool> is_moved(n - e, false);
-        for (const std::size_t t : moved) is_moved[t - e] = true;
+    const std::size_t last = e + moved.size() + hoisted.size();
+    if (gemm && kernel && e + moved.size() - s >= 2) {
+      if (!moved.empty() || !hoisted.empty()) {
+        // [s, e) and the moved steps after the hoisted ones, then the rest in their order.
+        std::vector<Step> region, rest, ahead;
+        std::vector<int> where(n - e, 0);  // 1 moved, 2 hoisted
+        for (const std::size_t t : moved) where[t - e] = 1;
+        for (const std::size_t t : hoisted) where[t - e] = 2;
+        for (std::size_t t = s; t < e; ++t) region.push_back(std::move(p.steps[t]));
         for (std::size_t t = e; t < n; ++t)
-          if (!is_moved[t - e]) rest.push_back(std::move(p.steps[t]));
-        for (std::size_t i = 0; i < moved.size(); ++i)
-          p.steps[e + i] = std::move(p.steps[moved[i]]);
-        for (std::size_t i = 0; i < rest.size(); ++i) p.steps[last + i] = std::move(rest[i]);
+          (where[t - e] == 1   ? region
+           : where[t - e] == 2 ? ahead
+                               : rest)
+              .push_back(std::move(p.steps[t]));
+        std::size_t at = s;
+        for (auto* part : {&ahead, &region, &rest})
+          for (Step& st : *part) p.steps[at++] = std::move(st);
       }
-      p.regions.push_back({static_cast<int>(s), static_cast<int>(last), points, tile, tune});
+      const auto first = static_cast<int>(s + hoisted.size());
+      p.regions.push_back({first, static_cast<int>(last), points, tile, tune});
       s = last;
     } else {
       ++s;

@@ -147,6 +147,36 @@ TEST(TiledRegions, AWeightGradientIsNotReadInsideItsRegion) {
             1e-5 * a.output(0).cwiseAbs().maxCoeff());
 }
 
+// A one-row kernel (a scalar from the inputs: a loss weight, a reverse pass's seed) that lowering
+// emits between steps of a region and a step that reads it is moved before the region, so that
+// the step joins it (the Allen–Cahn step's chunk weights split its forward and reverse passes).
+TEST(TiledRegions, OneRowKernelsOfTheInputsAreMovedBeforeTheRegion) {
+  Graph g;
+  const Var x = g.input("x", {1024, 8});
+  const Var h = tanh(matmul(x, g.param("W", {8, 16})));
+  const Var s = exp(g.input("q", {1, 16})) * 3.0;  // read by two steps: a kernel of its own
+  const Var y = matmul(h * broadcast(s, h.shape()), g.param("W2", {16, 4}));
+  const std::vector<Var> outs{y, s * 2.0};
+  const Program plain = lower(optimize(module_of(outs), {}));
+  const Program p = lowered(outs, 256);
+  ASSERT_EQ(p.steps.size(), plain.steps.size());
+  int one_row_at = -1;
+  for (std::size_t k = 0; k < plain.steps.size() && one_row_at < 0; ++k)
+    if (const auto* kernel = std::get_if<Kernel>(&plain.steps[k].op))
+      if (kernel->domain.rows == 1) one_row_at = static_cast<int>(k);
+  ASSERT_GT(one_row_at, 0) << "lowering emits the scalar after the first GEMM\n" << plain.to_text();
+  ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  const TiledRegion& r = p.regions[0];
+  EXPECT_GE(r.first, 1) << p.to_text();
+  for (int k = 0; k < r.first; ++k)
+    EXPECT_TRUE(std::holds_alternative<Kernel>(p.steps[k].op) &&
+                std::get<Kernel>(p.steps[k].op).domain.rows == 1)
+        << p.to_text();
+  int gemms = 0;
+  for (int k = r.first; k < r.last; ++k) gemms += std::holds_alternative<Gemm>(p.steps[k].op);
+  EXPECT_EQ(gemms, 2) << "both GEMMs in the region\n" << p.to_text();
+}
+
 // A region's locals (TiledRegion::locals) are the buffers that live within its tiles: the first
 // GEMM's output and the hidden layer, not the output (read after the region) nor the inputs.
 TEST(TiledRegions, BuffersLivingWithinARegionAreItsLocals) {
