@@ -13,6 +13,10 @@ namespace jetpde::solvers {
 namespace {
 
 std::string weight_name(std::size_t slot) { return "__jetpde_weight" + std::to_string(slot); }
+// A chunked term's weights as one value per row: its chunk's weight over the chunk's entries.
+std::string row_weight_name(std::size_t term) {
+  return "__jetpde_row_weight" + std::to_string(term);
+}
 
 // `sum` = v for the first batch, sum += v for the others.
 void add_batch(Eigen::VectorXd& sum, Eigen::VectorXd v, int batch) {
@@ -66,10 +70,23 @@ LossPrograms build_loss_programs(const std::vector<LossTerm>& terms,
       slot_losses.push_back(mean_all(square(slice_rows(term.residual, c * rows, rows))));
     }
   }
+  // The weighted loss: w_k times the slot's loss; a chunked term's part as one sum over its rows,
+  // each weighted by its chunk's weight (an input row_weight_name(t) of one value per row), so
+  // that the reverse pass starts with one elementwise product over the rows instead of a slice
+  // per chunk, and runs tile by tile with the forward one (compiler/tile_regions.cpp).
   Var total;
+  const auto add_part = [&](Var part) { total = total.id < 0 ? part : total + part; };
   for (std::size_t k = 0; k < slot_losses.size(); ++k) {
-    const Var w = graph->input(weight_name(k), {1, 1}, slot_losses[k].dtype());
-    total = k == 0 ? w * slot_losses[k] : total + w * slot_losses[k];
+    const auto t = static_cast<std::size_t>(out.slot_term[k]);
+    if (terms[t].chunks > 1) {
+      if (k > 0 && out.slot_term[k - 1] == out.slot_term[k]) continue;  // the term's first chunk
+      const Var r = terms[t].residual;
+      Var w = graph->input(row_weight_name(t), {r.shape().rows, 1}, r.dtype());
+      if (r.shape().cols > 1) w = broadcast(w, r.shape());
+      add_part(sum_all(w * square(r)));
+      continue;
+    }
+    add_part(graph->input(weight_name(k), {1, 1}, slot_losses[k].dtype()) * slot_losses[k]);
   }
   out.step.push_back(total);
   out.step.insert(out.step.end(), slot_losses.begin(), slot_losses.end());
@@ -225,9 +242,25 @@ void Objective::set_weights(const std::vector<double>& weights) {
 }
 
 void Objective::bind_weights() {
-  // This rank's part of the weighted sum: its share of the slot's rows (1 when serial).
-  for (std::size_t k = 0; k < weights_.size(); ++k)
-    current_->step->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k] * share(k)));
+  // This rank's part of the weighted sum: its share of the slot's rows (1 when serial). A chunked
+  // term's rows (one batch's, whose chunks are as contiguous as the whole's) take their chunk's
+  // weight over the chunk's entries, as its mean would.
+  for (std::size_t k = 0; k < weights_.size();) {
+    const auto t = static_cast<std::size_t>(programs_.slot_term[k]);
+    const LossTerm& term = terms_[t];
+    if (term.chunks == 1) {
+      current_->step->set(weight_name(k), MatrixD::Constant(1, 1, weights_[k] * share(k)));
+      ++k;
+      continue;
+    }
+    const Shape s = term.residual.shape();
+    const std::int64_t rows = s.rows / term.chunks;
+    MatrixD w(s.rows, 1);
+    for (int c = 0; c < term.chunks; ++c, ++k)
+      w.middleRows(c * rows, rows)
+          .setConstant(weights_[k] * share(k) / static_cast<double>(rows * s.cols));
+    current_->step->set(row_weight_name(t), w);
+  }
 }
 
 void Objective::bind(compiler::Executable& exe, const Eigen::VectorXd& theta) {

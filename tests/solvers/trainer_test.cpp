@@ -179,6 +179,25 @@ TEST(Objective, WeightsChunksAndCausalWeighting) {
   EXPECT_NEAR(whole.evaluate(theta), (1 + 4 + 9) / 3.0, 1e-12);
   EXPECT_NEAR(chunked.evaluate(theta), whole.evaluate(theta), 1e-12);
   EXPECT_EQ(chunked.slot_losses(), (std::vector<double>{1, 4, 9}));
+  // Each chunk's weight on its mean (the step sums the rows with a weight each,
+  // build_loss_programs), loss and gradient, also for a residual of two columns (a chunk's mean
+  // over both).
+  Eigen::VectorXd gradient;
+  chunked.set_weights({0.5, 2.0, 0.25});
+  EXPECT_NEAR(chunked.evaluate(theta, &gradient), 0.5 * 1 + 2.0 * 4 + 0.25 * 9, 1e-12);
+  EXPECT_NEAR(gradient(0), -2 * (0.5 * 1 + 2.0 * 2 + 0.25 * 3), 1e-12);
+  {
+    const Var x2 = g.input("x2", {6, 2});
+    Objective two({{"r", x2 - broadcast(c, {6, 2}), 3}}, {c}, options());
+    MatrixD xs2(6, 2);
+    xs2 << xs, 2 * xs;
+    two.set_inputs({{"x2", xs2}});
+    two.set_weights({0.5, 2.0, 0.25});
+    EXPECT_NEAR(two.evaluate(theta, &gradient), 0.5 * 2.5 + 2.0 * 10 + 0.25 * 22.5, 1e-12);
+    EXPECT_EQ(two.slot_losses(), (std::vector<double>{2.5, 10, 22.5}));
+    EXPECT_NEAR(gradient(0), -3 * (0.5 * 1 + 2.0 * 2 + 0.25 * 3), 1e-12);
+  }
+  chunked.set_weights({1.0 / 3, 1.0 / 3, 1.0 / 3});
   whole.set_weights({2.0});
   EXPECT_NEAR(whole.evaluate(theta), 2 * 14 / 3.0, 1e-12);
   expect_user_error([&] { whole.set_weights({1, 2}); }, "objective: 2 weights for 1 loss slots");
