@@ -321,39 +321,23 @@ class CpuRuntime final : public Runtime {
     std::vector<long> lr;          // 2 x locals: rows per block, and 1 where counted from i0
   };
 
-  // A region's scratch plan (RegionRun::ScratchPlan): the locals by size, each at the lowest
-  // offset free of the locals placed before it whose steps overlap its own.
+  // A region's scratch plan (RegionRun::ScratchPlan): the memory plan's placement
+  // (place_by_size) of the locals' bytes per point over the steps using them.
   static RegionRun::ScratchPlan plan_scratch(const Program& p, const TiledRegion& r,
                                              bool sums_whole) {
     RegionRun::ScratchPlan plan;
-    const std::size_t n = r.locals.size();
-    plan.at.assign(n, -1);
-    std::vector<std::int64_t> size(n);
-    std::vector<std::size_t> order;
-    for (std::size_t k = 0; k < n; ++k) {
-      size[k] = (p.buffers[static_cast<std::size_t>(r.locals[k].buffer)].bytes() / r.points + 63) /
-                64 * 64;
-      if (!(sums_whole && r.locals[k].summed)) order.push_back(k);
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return size[a] > size[b]; });
+    plan.at.assign(r.locals.size(), -1);
+    std::vector<Lifetime> lifetimes;
     std::vector<std::size_t> placed;
-    for (const std::size_t k : order) {
-      std::vector<std::pair<std::int64_t, std::int64_t>> busy;
-      for (const std::size_t q : placed)
-        if (r.locals[q].first <= r.locals[k].last && r.locals[k].first <= r.locals[q].last)
-          busy.emplace_back(plan.at[q], plan.at[q] + size[q]);
-      std::sort(busy.begin(), busy.end());
-      std::int64_t at = 0;
-      for (const auto& [b, e] : busy)
-        if (at + size[k] <= b)
-          break;
-        else
-          at = std::max(at, e);
-      plan.at[k] = at;
-      plan.per_point = std::max(plan.per_point, at + size[k]);
+    for (std::size_t k = 0; k < r.locals.size(); ++k) {
+      const TiledRegion::Local& l = r.locals[k];
+      if (sums_whole && l.summed) continue;
+      lifetimes.push_back(
+          {p.buffers[static_cast<std::size_t>(l.buffer)].bytes() / r.points, l.first, l.last});
       placed.push_back(k);
     }
+    const std::vector<std::int64_t> at = place_by_size(lifetimes, &plan.per_point);
+    for (std::size_t i = 0; i < placed.size(); ++i) plan.at[placed[i]] = at[i];
     return plan;
   }
 

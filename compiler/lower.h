@@ -20,6 +20,15 @@ Program lower(const Module& module);
 // used in a tiled region lives through the whole region (its tiles run the steps interleaved).
 void plan_memory(Program& program);
 
+// The placement plan_memory makes (greedy by size, as TFLite's arena planner): each item of
+// `bytes` that lives over steps [first, last] (closed) gets the lowest 64-byte-aligned offset free
+// of every larger item whose steps overlap its own. Returns the offsets; *total: the bytes spanned.
+struct Lifetime {
+  std::int64_t bytes = 0;
+  int first = 0, last = 0;
+};
+std::vector<std::int64_t> place_by_size(const std::vector<Lifetime>& items, std::int64_t* total);
+
 // Marks the tiled regions of a program (program.h, TiledRegion; tile_regions.cpp): maximal runs of
 // steps, at least one GEMM and one kernel, that work row by row over the same points, with tiles
 // of `tile` points (none when tile < 0 or a region would have fewer than two tiles); tile 0: the

@@ -19,6 +19,33 @@ std::int64_t align_up(std::int64_t x) { return (x + kAlignment - 1) / kAlignment
 
 }  // namespace
 
+std::vector<std::int64_t> place_by_size(const std::vector<Lifetime>& items, std::int64_t* total) {
+  const std::size_t n = items.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return items[a].bytes > items[b].bytes; });
+  std::vector<std::int64_t> offsets(n, 0);
+  std::vector<std::size_t> placed;
+  *total = 0;
+  for (std::size_t b : order) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [begin, end) of live neighbours
+    for (std::size_t q : placed)
+      if (items[q].first <= items[b].last && items[b].first <= items[q].last)
+        busy.emplace_back(offsets[q], offsets[q] + items[q].bytes);
+    std::sort(busy.begin(), busy.end());
+    std::int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + items[b].bytes <= begin) break;
+      offset = std::max(offset, align_up(end));
+    }
+    offsets[b] = offset;
+    *total = std::max(*total, align_up(offset + items[b].bytes));
+    placed.push_back(b);
+  }
+  return offsets;
+}
+
 std::int64_t Buffer::bytes() const {
   return shape.size() * (packed ? 2 : dtype == DType::f64 ? 8 : 4);
 }
@@ -48,28 +75,10 @@ void plan_memory(Program& p) {
   for (std::size_t b = 0; b < n; ++b)
     if (last[b] < 0) first[b] = last[b] = -1;  // never used by a step (an output that is a leaf)
 
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return p.buffers[a].bytes() > p.buffers[b].bytes();
-  });
-  std::vector<std::size_t> placed;
-  p.arena_bytes = 0;
-  for (std::size_t b : order) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> busy;  // [begin, end) of live neighbours
-    for (std::size_t q : placed)
-      if (first[q] <= last[b] && first[b] <= last[q])
-        busy.emplace_back(p.buffers[q].offset, p.buffers[q].offset + p.buffers[q].bytes());
-    std::sort(busy.begin(), busy.end());
-    std::int64_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + p.buffers[b].bytes() <= begin) break;
-      offset = std::max(offset, align_up(end));
-    }
-    p.buffers[b].offset = offset;
-    p.arena_bytes = std::max(p.arena_bytes, align_up(offset + p.buffers[b].bytes()));
-    placed.push_back(b);
-  }
+  std::vector<Lifetime> lifetimes(n);
+  for (std::size_t b = 0; b < n; ++b) lifetimes[b] = {p.buffers[b].bytes(), first[b], last[b]};
+  const std::vector<std::int64_t> offsets = place_by_size(lifetimes, &p.arena_bytes);
+  for (std::size_t b = 0; b < n; ++b) p.buffers[b].offset = offsets[b];
   p.peak_live_bytes = 0;
   for (int s = -1; s <= last_step; ++s) {
     std::int64_t live = 0;
