@@ -94,9 +94,42 @@ class Lowering {
         after_early = after_early && early[static_cast<std::size_t>(a)];
       pass[i] = after_early ? 1 : 2;
     }
+    // A cast to a 16-bit type (a GEMM operand under a bf16/f16 policy) is lowered as soon as its
+    // operand is, and a stack of such casts as soon as its parts are: they join the kernel
+    // computing the operand, which stores the 16-bit copy (straight into its slice of the stack)
+    // while the value is at hand. In graph order a weight gradient's casts would come with it,
+    // at the end, in a kernel of their own that reads every layer's streams back and keeps them
+    // alive until then.
+    std::vector<std::vector<NodeId>> users(g_.size());
+    for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id)
+      if (pass[static_cast<std::size_t>(id)] >= 0)
+        for (NodeId a : node(id).args) users[static_cast<std::size_t>(a)].push_back(id);
+    const auto narrowing = [&](NodeId id) {
+      const Node& n = node(id);
+      return n.op == Op::Cast && (n.dtype == DType::bf16 || n.dtype == DType::f16);
+    };
+    const auto eager = [&](NodeId id) {
+      const Node& n = node(id);
+      if (narrowing(id)) return true;
+      if (n.op != Op::ConcatRows) return false;
+      return std::all_of(n.args.begin(), n.args.end(), narrowing);
+    };
+    std::vector<bool> lowered(g_.size(), false);
+    const auto lower_from = [&](auto& self, NodeId id) -> void {
+      lower_node(id);
+      lowered[static_cast<std::size_t>(id)] = true;
+      for (NodeId u : users[static_cast<std::size_t>(id)]) {
+        if (lowered[static_cast<std::size_t>(u)] || !eager(u)) continue;
+        const auto& args = node(u).args;
+        if (std::all_of(args.begin(), args.end(),
+                        [&](NodeId a) { return lowered[static_cast<std::size_t>(a)]; }))
+          self(self, u);
+      }
+    };
     for (const int p : {0, 1, 2})
       for (NodeId id = 0; id < static_cast<NodeId>(g_.size()); ++id)
-        if (pass[static_cast<std::size_t>(id)] == p) lower_node(id);
+        if (pass[static_cast<std::size_t>(id)] == p && !lowered[static_cast<std::size_t>(id)])
+          lower_from(lower_from, id);
     for (NodeId id : m_.outputs) {
       const View v = materialize(id);
       use(v, -1);

@@ -14,7 +14,9 @@
 #include "autodiff/verify.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/executable.h"
+#include "compiler/lower.h"
 #include "compiler/passes.h"
+#include "compiler/pipeline.h"
 #include "nn/mlp.h"
 #include "tests/support/user_error.h"
 
@@ -172,6 +174,38 @@ TEST(PrecisionPass, Bf16WgradNarrowsOnlyTheWeightGradientGemms) {
   const double drift = std::sqrt(diff / size);
   EXPECT_GT(drift, 1e-6) << "bf16 operands: not fp32's gradient";
   EXPECT_LT(drift, 2e-2) << "bf16 rounding (2^-9) summed over 1000 points, not noise";
+}
+
+// A GEMM operand's 16-bit copy is stored by the kernel computing the value, while it is at hand:
+// every kernel storing to a bf16 buffer casts a value it computes (or a leaf it loads), never a
+// temporary it loads back. In graph order the weight gradients' casts came with them at the end
+// of the step, in one kernel reading every layer's streams again (and keeping them alive until
+// then), which cost what the bf16 products saved.
+TEST(PrecisionPass, SixteenBitCopiesAreStoredWhereTheirValuesAreComputed) {
+  const BurgersLoss l;
+  for (const PrecisionPolicy policy : {PrecisionPolicy::bf16, PrecisionPolicy::bf16_wgrad}) {
+    SCOPED_TRACE(precision_name(policy));
+    PipelineOptions o;
+    o.precision = policy;
+    const Program p = lower(optimize(module_of(l.outs), o));
+    int copies = 0;
+    for (std::size_t s = 0; s < p.steps.size(); ++s) {
+      const auto* k = std::get_if<Kernel>(&p.steps[s].op);
+      if (!k) continue;
+      for (const Kernel::Store& st : k->stores) {
+        if (p.buffers[st.target.buffer].dtype != DType::bf16) continue;
+        ++copies;
+        const Value& v = k->values[st.value];
+        ASSERT_EQ(v.op, Op::Cast) << "step " << s << "\n" << p.to_text();
+        const Value& from = k->values[v.args[0]];
+        if (from.kind != Value::Kind::Load) continue;
+        EXPECT_NE(p.buffers[k->loads[from.load].buffer].kind, Buffer::Kind::Temp)
+            << "step " << s << " loads a temporary back to cast it\n"
+            << p.to_text();
+      }
+    }
+    EXPECT_GT(copies, 0);
+  }
 }
 
 // The bf16 policy's native GEMMs (oneDNN, 2-byte operands written by the kernels, forward and
