@@ -29,17 +29,23 @@ bool sgemm_runs_per_thread();
 // pairs with dot-product instructions and accumulates in f32). Operands are raw bf16 bit patterns.
 bool native_bf16_gemm_available();
 
-// One GEMM of fixed shape and strides, c = op(a) op(b) (row-major, leading dimensions as in
-// sgemm_row_major), set up once (a oneDNN primitive) and run many times on any pointers.
-// Construct only where native_bf16_gemm_available().
+// One GEMM of fixed shape and strides, c = op(a) op(b) (c += op(a) op(b) where `accumulate`),
+// row-major, leading dimensions as in sgemm_row_major, set up once (a oneDNN primitive) and run
+// many times on any pointers. With `threads` = 0 it runs on the calling thread's pool (one caller
+// at a time); with `threads` > 0, threads 0 .. threads-1 of an OpenMP team may each run it at once
+// on their own operands (run(a, b, c, thread): each has its own scratchpad and memory objects, and
+// oneDNN runs a primitive called inside a parallel region on its caller alone), as the CPU
+// runtime's tiled regions do. Construct only where native_bf16_gemm_available().
 class Bf16Gemm {
  public:
   Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
-           std::int64_t lda, std::int64_t ldb, std::int64_t ldc);
+           std::int64_t lda, std::int64_t ldb, std::int64_t ldc, bool accumulate = false,
+           int threads = 0);
   ~Bf16Gemm();
   Bf16Gemm(const Bf16Gemm&) = delete;
   Bf16Gemm& operator=(const Bf16Gemm&) = delete;
-  void run(const std::uint16_t* a, const std::uint16_t* b, float* c);
+  void run(const std::uint16_t* a, const std::uint16_t* b, float* c, int thread = 0);
+  int threads() const;                        // as constructed
   const std::string& implementation() const;  // the library's name for the code it runs
 
  private:

@@ -2,7 +2,9 @@
 // primitive (its brgemm kernels use AVX512-BF16 / AMX where the CPU has them).
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "autodiff/errors.h"
 #include "compiler/cpu_gemm.h"
@@ -58,15 +60,24 @@ dnnl_engine_t cpu_engine() {
 
 }  // namespace
 
+// What one caller of a Bf16Gemm binds its pointers to: memory objects whose handles it sets, a
+// stream, and (where the Bf16Gemm runs per thread) its own scratchpad.
+struct Bf16Context {
+  dnnl_stream_t stream = nullptr;
+  dnnl_memory_t a = nullptr, b = nullptr, c = nullptr, scratchpad = nullptr;
+  std::vector<char> scratch;
+};
+
 struct Bf16Gemm::Impl {
   dnnl_primitive_t primitive = nullptr;
-  dnnl_stream_t stream = nullptr;
-  dnnl_memory_t a = nullptr, b = nullptr, c = nullptr;
+  std::vector<Bf16Context> contexts;  // one, or one per thread
+  bool per_thread = false;
   std::string implementation;
 };
 
 Bf16Gemm::Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
-                   std::int64_t k, std::int64_t lda, std::int64_t ldb, std::int64_t ldc)
+                   std::int64_t k, std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
+                   bool accumulate, int threads)
     : impl_(std::make_unique<Impl>()) {
   // The logical operands are a [m,k], b [k,n], c [m,n]; a transposed operand is the same
   // row-major memory read with swapped strides.
@@ -80,37 +91,77 @@ Bf16Gemm::Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int6
   dnnl_check(dnnl_memory_desc_init_by_strides(&c_md, 2, c_dims, dnnl_f32, c_strides), "c desc");
   dnnl_matmul_desc_t desc;
   dnnl_check(dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md), "matmul desc");
+  // c += a b: a sum post-op. Per thread: the user's scratchpads (the library's one is shared by
+  // every primitive and must not be used by two threads at once).
+  impl_->per_thread = threads > 0;
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_check(dnnl_primitive_attr_create(&attr), "matmul attributes");
+  dnnl_post_ops_t post_ops = nullptr;
+  dnnl_status_t status = dnnl_success;
+  if (impl_->per_thread)
+    status = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (status == dnnl_success && accumulate) {
+    status = dnnl_post_ops_create(&post_ops);
+    if (status == dnnl_success) status = dnnl_post_ops_append_sum(post_ops, 1.0f);
+    if (status == dnnl_success) status = dnnl_primitive_attr_set_post_ops(attr, post_ops);
+  }
   dnnl_primitive_desc_t pd = nullptr;
-  dnnl_check(dnnl_primitive_desc_create(&pd, &desc, nullptr, cpu_engine(), nullptr),
-             "matmul primitive desc");
+  if (status == dnnl_success)
+    status = dnnl_primitive_desc_create(&pd, &desc, attr, cpu_engine(), nullptr);
+  if (post_ops) dnnl_post_ops_destroy(post_ops);
+  dnnl_primitive_attr_destroy(attr);
+  dnnl_check(status, "matmul primitive desc");
   const char* name = nullptr;
   if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success && name)
     impl_->implementation = name;
+  // (A copy: the descriptor goes with the primitive descriptor.)
+  dnnl_memory_desc_t scratch_md{};
+  if (const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0))
+    scratch_md = *md;
+  const std::size_t scratch_bytes = impl_->per_thread ? dnnl_memory_desc_get_size(&scratch_md) : 0;
   const dnnl_status_t created = dnnl_primitive_create(&impl_->primitive, pd);
   dnnl_primitive_desc_destroy(pd);
   dnnl_check(created, "matmul primitive");
-  dnnl_check(dnnl_stream_create(&impl_->stream, cpu_engine(), dnnl_stream_default_flags), "stream");
-  dnnl_check(dnnl_memory_create(&impl_->a, &a_md, cpu_engine(), DNNL_MEMORY_NONE), "a memory");
-  dnnl_check(dnnl_memory_create(&impl_->b, &b_md, cpu_engine(), DNNL_MEMORY_NONE), "b memory");
-  dnnl_check(dnnl_memory_create(&impl_->c, &c_md, cpu_engine(), DNNL_MEMORY_NONE), "c memory");
+  impl_->contexts.resize(static_cast<std::size_t>(std::max(threads, 1)));
+  for (Bf16Context& x : impl_->contexts) {
+    dnnl_check(dnnl_stream_create(&x.stream, cpu_engine(), dnnl_stream_default_flags), "stream");
+    dnnl_check(dnnl_memory_create(&x.a, &a_md, cpu_engine(), DNNL_MEMORY_NONE), "a memory");
+    dnnl_check(dnnl_memory_create(&x.b, &b_md, cpu_engine(), DNNL_MEMORY_NONE), "b memory");
+    dnnl_check(dnnl_memory_create(&x.c, &c_md, cpu_engine(), DNNL_MEMORY_NONE), "c memory");
+    if (scratch_bytes > 0) {
+      x.scratch.resize(scratch_bytes);
+      dnnl_check(dnnl_memory_create(&x.scratchpad, &scratch_md, cpu_engine(), x.scratch.data()),
+                 "scratchpad memory");
+    }
+  }
 }
 
 Bf16Gemm::~Bf16Gemm() {
   if (!impl_) return;
-  for (dnnl_memory_t m : {impl_->a, impl_->b, impl_->c})
-    if (m) dnnl_memory_destroy(m);
-  if (impl_->stream) dnnl_stream_destroy(impl_->stream);
+  for (Bf16Context& x : impl_->contexts) {
+    for (dnnl_memory_t m : {x.a, x.b, x.c, x.scratchpad})
+      if (m) dnnl_memory_destroy(m);
+    if (x.stream) dnnl_stream_destroy(x.stream);
+  }
   if (impl_->primitive) dnnl_primitive_destroy(impl_->primitive);
 }
 
-void Bf16Gemm::run(const std::uint16_t* a, const std::uint16_t* b, float* c) {
-  dnnl_check(dnnl_memory_set_data_handle(impl_->a, const_cast<std::uint16_t*>(a)), "binding a");
-  dnnl_check(dnnl_memory_set_data_handle(impl_->b, const_cast<std::uint16_t*>(b)), "binding b");
-  dnnl_check(dnnl_memory_set_data_handle(impl_->c, c), "binding c");
-  const dnnl_exec_arg_t args[] = {
-      {DNNL_ARG_SRC, impl_->a}, {DNNL_ARG_WEIGHTS, impl_->b}, {DNNL_ARG_DST, impl_->c}};
-  dnnl_check(dnnl_primitive_execute(impl_->primitive, impl_->stream, 3, args), "matmul");
-  dnnl_check(dnnl_stream_wait(impl_->stream), "waiting for the matmul");
+void Bf16Gemm::run(const std::uint16_t* a, const std::uint16_t* b, float* c, int thread) {
+  Bf16Context& x = impl_->contexts[static_cast<std::size_t>(thread)];
+  dnnl_check(dnnl_memory_set_data_handle(x.a, const_cast<std::uint16_t*>(a)), "binding a");
+  dnnl_check(dnnl_memory_set_data_handle(x.b, const_cast<std::uint16_t*>(b)), "binding b");
+  dnnl_check(dnnl_memory_set_data_handle(x.c, c), "binding c");
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, x.a},
+                                  {DNNL_ARG_WEIGHTS, x.b},
+                                  {DNNL_ARG_DST, x.c},
+                                  {DNNL_ARG_SCRATCHPAD, x.scratchpad}};
+  dnnl_check(dnnl_primitive_execute(impl_->primitive, x.stream, x.scratchpad ? 4 : 3, args),
+             "matmul");
+  dnnl_check(dnnl_stream_wait(x.stream), "waiting for the matmul");
+}
+
+int Bf16Gemm::threads() const {
+  return impl_->per_thread ? static_cast<int>(impl_->contexts.size()) : 0;
 }
 
 const std::string& Bf16Gemm::implementation() const { return impl_->implementation; }

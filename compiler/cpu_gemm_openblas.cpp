@@ -26,11 +26,12 @@ bool native_bf16_gemm_available() { return false; }
 
 struct Bf16Gemm::Impl {};
 Bf16Gemm::Bf16Gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                   std::int64_t) {
+                   std::int64_t, bool, int) {
   throw InternalError("Bf16Gemm without a native bf16 GEMM (built without oneDNN)");
 }
 Bf16Gemm::~Bf16Gemm() = default;
-void Bf16Gemm::run(const std::uint16_t*, const std::uint16_t*, float*) {}
+void Bf16Gemm::run(const std::uint16_t*, const std::uint16_t*, float*, int) {}
+int Bf16Gemm::threads() const { return 0; }
 const std::string& Bf16Gemm::implementation() const {
   static const std::string none = "none";
   return none;

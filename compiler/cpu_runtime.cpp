@@ -89,36 +89,61 @@ struct TileRows {
   char* const* lb;
   const long* lr;
   std::int64_t points, i0;
-  // Row i0 of the block `r` rows (a multiple of points) past v's first row.
-  float* at(const View& v, std::int64_t r) const {
+  // Row i0 of the block `r` rows (a multiple of points) past v's first row (T: its storage).
+  template <class T = float>
+  T* at(const View& v, std::int64_t r) const {
     const Buffer& b = p.buffers[static_cast<std::size_t>(v.buffer)];
     const int k = slot[static_cast<std::size_t>(v.buffer)];
-    if (k < 0) return address<float>(arena, p, v) + (r + i0) * b.shape.cols;
+    if (k < 0) return address<T>(arena, p, v) + (r + i0) * b.shape.cols;
     const std::int64_t row = (v.row0 + r) / points * lr[2 * k] - lr[2 * k + 1] * i0 + i0;
-    return reinterpret_cast<float*>(lb[k]) + row * b.shape.cols + v.col0;
+    return reinterpret_cast<T*>(lb[k]) + row * b.shape.cols + v.col0;
   }
 };
 
-// Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (f32, no transposed a:
-// tileable() in tile_regions.cpp), on the calling thread.
-void run_sgemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1) {
+// Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (no transposed a:
+// tileable() in tile_regions.cpp), on the calling thread: the library's sgemm, or `bf16` (set up
+// for i1 - i0 rows) where the operands are packed bf16.
+void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, Bf16Gemm* bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
   const auto ldc = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
-  const float* b = address<float>(t.arena, t.p, g.b);
   for (std::int64_t r = 0; r < g.c.shape.rows; r += t.points)
-    sgemm_row_major(false, g.transpose_b, i1 - t.i0, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r),
-                    lda, b, ldb, 0.0f, t.at(g.c, r), ldc);
+    if (bf16)
+      bf16->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
+                t.at(g.c, r), thread);
+    else
+      sgemm_row_major(false, g.transpose_b, i1 - t.i0, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r),
+                      lda, address<float>(t.arena, t.p, g.b), ldb, 0.0f, t.at(g.c, r), ldc);
 }
 
 // c_partial += aᵀ b over rows [i0, i1) of each block of `points` rows (a weight gradient in a tiled
 // region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense.
-void run_sgemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float* partial) {
+// `bf16` as in run_gemm_tile (accumulating).
+void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float* partial,
+                       Bf16Gemm* bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
   for (std::int64_t r = 0; r < g.a.shape.rows; r += t.points)
-    sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - t.i0, t.at(g.a, r), lda,
-                    t.at(g.b, r), ldb, 1.0f, partial, g.c.shape.cols);
+    if (bf16)
+      bf16->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r), partial, thread);
+    else
+      sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - t.i0, t.at(g.a, r), lda,
+                      t.at(g.b, r), ldb, 1.0f, partial, g.c.shape.cols);
+}
+
+// The per-thread bf16 GEMM of a tiled region's GEMM `g` (two packed operands) over tiles of
+// `rows` points, for `threads` threads; null for other GEMMs.
+std::unique_ptr<Bf16Gemm> prepare_bf16_tile_gemm(const Program& p, const Gemm& g, std::int64_t rows,
+                                                 int threads) {
+  const Buffer& a = p.buffers[static_cast<std::size_t>(g.a.buffer)];
+  const Buffer& b = p.buffers[static_cast<std::size_t>(g.b.buffer)];
+  if (!a.packed || !b.packed) return nullptr;
+  if (g.transpose_a)  // c_partial (dense) += aᵀ b over the tile's rows
+    return std::make_unique<Bf16Gemm>(true, false, g.c.shape.rows, g.c.shape.cols, rows,
+                                      a.shape.cols, b.shape.cols, g.c.shape.cols, true, threads);
+  return std::make_unique<Bf16Gemm>(
+      false, g.transpose_b, rows, g.c.shape.cols, g.a.shape.cols, a.shape.cols, b.shape.cols,
+      p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols, false, threads);
 }
 
 void run_dgemm(char* arena, const Program& p, const Gemm& g) {
@@ -319,6 +344,10 @@ class CpuRuntime final : public Runtime {
     std::vector<int> slot;         // by buffer: its slot in TiledRegion::locals, or -1
     std::vector<char*> lb;         // threads x locals: where each thread's tile of each local is
     std::vector<long> lr;          // 2 x locals: rows per block, and 1 where counted from i0
+    // By step - first: the native bf16 GEMMs' per-thread forms, one per tile height used (kept),
+    // and those of this run's tile and its last tile (null for other steps).
+    std::vector<std::vector<std::pair<std::int64_t, std::unique_ptr<Bf16Gemm>>>> bf16;
+    std::vector<std::array<Bf16Gemm*, 2>> bf16_run;
   };
 
   // A region's scratch plan (RegionRun::ScratchPlan): the memory plan's placement
@@ -484,6 +513,8 @@ class CpuRuntime final : public Runtime {
         run.local_bytes += program_.buffers[static_cast<std::size_t>(r.locals[k].buffer)].bytes();
       }
       run.plans = {plan_scratch(program_, r, false), plan_scratch(program_, r, true)};
+      run.bf16.resize(static_cast<std::size_t>(r.last - r.first));
+      run.bf16_run.resize(run.bf16.size());
       region_at_[static_cast<std::size_t>(r.first)] = static_cast<int>(regions_.size());
       regions_.push_back(std::move(run));
     }
@@ -523,6 +554,23 @@ class CpuRuntime final : public Runtime {
             in_scratch ? scratch_[static_cast<std::size_t>(t)].get() + plan.at[k] * r.tile
                        : arena + p.buffers[static_cast<std::size_t>(r.locals[k].buffer)].offset;
     }
+    // The native bf16 GEMMs for this tile and the last one (set up once, kept).
+    const std::int64_t last_tile = r.points - (tiles - 1) * r.tile;
+    for (int s = r.first; s < r.last; ++s) {
+      const auto at = static_cast<std::size_t>(s - r.first);
+      const auto* g = std::get_if<Gemm>(&p.steps[static_cast<std::size_t>(s)].op);
+      if (!g || !bf16_gemms_[static_cast<std::size_t>(s)]) continue;
+      auto& forms = run.bf16[at];
+      for (const int which : {0, 1}) {
+        const std::int64_t rows = which == 0 ? r.tile : last_tile;
+        auto it = std::find_if(forms.begin(), forms.end(),
+                               [&](const auto& form) { return form.first == rows; });
+        if (it == forms.end()) it = forms.insert(forms.end(), {rows, nullptr});
+        if (!it->second || it->second->threads() < nt)
+          it->second = prepare_bf16_tile_gemm(p, *g, rows, nt);
+        run.bf16_run[at][static_cast<std::size_t>(which)] = it->second.get();
+      }
+    }
 #if defined(JETPDE_COMPILER_OPENMP)
 #pragma omp parallel num_threads(nt)
 #endif
@@ -551,9 +599,11 @@ class CpuRuntime final : public Runtime {
           else if (run.sum_at[at] >= 0 && r.sums_whole)
             continue;
           else if (run.sum_at[at] >= 0)
-            run_sgemm_sum_tile(rows, std::get<Gemm>(step.op), i1, sums + run.sum_at[at]);
+            run_gemm_sum_tile(rows, std::get<Gemm>(step.op), i1, sums + run.sum_at[at],
+                              run.bf16_run[at][t + 1 == tiles], static_cast<int>(thread));
           else
-            run_sgemm_tile(rows, std::get<Gemm>(step.op), i1);
+            run_gemm_tile(rows, std::get<Gemm>(step.op), i1, run.bf16_run[at][t + 1 == tiles],
+                          static_cast<int>(thread));
         }
       }
     }

@@ -5,14 +5,15 @@
 //
 // A step can join a region over `points` rows when it works row by row over them: a kernel
 // whose domain has `points` rows (its row reductions become per-thread partial sums that the
-// backend adds up after the region), an f32 GEMM c = a op(b) whose rows are whole blocks of
-// `points` (stacked streams), or an f32 GEMM c = aᵀ b summing over such rows (a weight gradient:
-// each thread accumulates aᵀ b over its tiles' rows into a partial c of its own, and the backend
-// adds the partials up after the region, as it does the row sums). What a region writes must be
-// read and written inside it only at rows i + b * points of the tile's points i: no broadcast
-// row, no offset that is not a whole block, no GEMM reading it as its right operand in c = a b
-// (that reads every row); a sum's result (a row reduction's, a weight gradient's), added up
-// after the region, is not read inside it.
+// backend adds up after the region), a GEMM c = a op(b) whose rows are whole blocks of `points`
+// (stacked streams), or a GEMM c = aᵀ b summing over such rows (a weight gradient: each thread
+// accumulates aᵀ b over its tiles' rows into a partial c of its own, and the backend adds the
+// partials up after the region, as it does the row sums), with operands stored in f32 (bf16 and
+// f16 values rounded in f32 too) or packed bf16 (a native bf16 GEMM), not f64. What a region
+// writes must be read and written inside it only at rows i + b * points of the tile's points i:
+// no broadcast row, no offset that is not a whole block, no GEMM reading it as its right operand
+// in c = a b (that reads every row); a sum's result (a row reduction's, a weight gradient's),
+// added up after the region, is not read inside it.
 //
 // Where a step ends a region, later steps that could join it and depend on none of the steps
 // between (no buffer one writes that the other reads or writes) are moved up into it, so that
@@ -53,10 +54,17 @@ std::vector<Access> accesses_of(const Step& step) {
 bool tileable(const Program& p, const Step& step, std::int64_t points) {
   if (const auto* k = std::get_if<Kernel>(&step.op)) return k->domain.rows == points;
   const Gemm& g = std::get<Gemm>(step.op);
+  // Called by each thread on its tile: the library's sgemm where every operand is stored in f32
+  // (f32, or bf16/f16 values rounded in f32), the native bf16 GEMM where both operands are packed
+  // bf16 (c f32); f64 GEMMs run whole.
+  const auto buffer = [&](const View& v) -> const Buffer& {
+    return p.buffers[static_cast<std::size_t>(v.buffer)];
+  };
+  const bool native = buffer(g.a).packed && buffer(g.b).packed;
   for (const View* v : {&g.a, &g.b, &g.c}) {
-    const Buffer& b = p.buffers[static_cast<std::size_t>(v->buffer)];
-    // The library's sgemm, called by each thread on its tile; packed bf16 and f64 GEMMs run whole.
-    if (b.packed || b.dtype != DType::f32) return false;
+    const Buffer& b = buffer(*v);
+    if (b.dtype == DType::f64 || (b.packed != native && v != &g.c) || (v == &g.c && b.packed))
+      return false;
   }
   if (g.transpose_a)  // aᵀ b: a sum over the rows of a and b, blocks of `points`
     return !g.transpose_b && g.a.shape.rows == g.b.shape.rows && g.a.shape.rows % points == 0;
@@ -195,9 +203,10 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
     std::size_t e = s;
     for (; e < n && fits(p.steps[e]); ++e) take(p.steps[e]);
     // Later steps that could join and depend on none of the steps between: moved up into it;
-    // later one-row kernels (scalars: loss weights, the seeds of a reverse pass) that depend on
-    // none of the region's steps nor of those between: moved up before it, so that what depends
-    // on them can join (where the region is kept: the memory plan is made again only then).
+    // later kernels over fewer rows than the points (scalars such as loss weights and the seeds
+    // of a reverse pass, weights cast to 16 bits) that depend on none of the region's steps nor
+    // of those between: moved up before it, so that what depends on them can join (where the
+    // region is kept: the memory plan is made again only then).
     std::vector<std::size_t> moved, hoisted;
     if (e > s) {
       std::unordered_set<int> passed_reads, passed_writes, region_reads, region_writes;
@@ -221,7 +230,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
           take(st);
           record(st, region_reads, region_writes);
           moved.push_back(t);
-        } else if (k && k->domain.rows == 1 && independent &&
+        } else if (k && k->domain.rows < points && independent &&
                    independent_of(st, region_reads, region_writes)) {
           hoisted.push_back(t);
         } else {

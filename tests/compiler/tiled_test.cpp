@@ -480,6 +480,76 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   std::filesystem::remove_all(cache);
 }
 
+// Under the 16-bit policies the GEMMs run in the regions too: native bf16 GEMMs on packed
+// operands (each thread its own oneDNN matmul over its tile; c += aᵀ b into its partial for the
+// weight gradients), f16 and emulated bf16 ones as the sgemm of f32-stored values; weights cast
+// to 16 bits (kernels of the weights' rows) move before the region. Burgers' step is then one
+// region holding every GEMM under the bf16 policies (fp16 scales each operand by its rms over
+// all rows first: a sum that ends regions), and gives the values of its steps run whole, on 1
+// and 2 threads with a short last tile.
+class TiledSixteenBit : public ::testing::TestWithParam<PrecisionPolicy> {};
+
+TEST_P(TiledSixteenBit, GemmsRunInTheRegionAsWhole) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const PrecisionPolicy policy = GetParam();
+  const bench::Workload w = bench::build_workload("burgers", {1000, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  CompileOptions whole;
+  whole.pipeline.precision = policy;
+  whole.cpu.tile_rows = -1;
+  Executable reference(outs, whole);
+  reference.set(w.bindings);
+  reference.run();
+  CompileOptions tiled = whole;
+  tiled.cpu.tile_rows = 300;
+  Executable e(outs, tiled);
+  const Program& p = e.program();
+  const bool scaled = policy == PrecisionPolicy::fp16;
+  ASSERT_FALSE(p.regions.empty()) << p.to_text();
+  if (!scaled) {
+    ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
+  }
+  int gemms = 0, packed = 0, outside = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    if (const auto* g = std::get_if<Gemm>(&p.steps[s].op)) {
+      bool in = false;
+      for (const TiledRegion& r : p.regions)
+        in = in || (static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last);
+      outside += in ? 0 : 1;
+      ++gemms;
+      packed += p.buffers[g->a.buffer].packed ? 1 : 0;
+    }
+  EXPECT_EQ(outside, 0) << p.to_text();
+  EXPECT_EQ(packed, policy != PrecisionPolicy::fp16 && native_bf16_gemm_available()
+                        ? e.stats().native_bf16_gemms
+                        : 0);
+  if (policy == PrecisionPolicy::bf16 && native_bf16_gemm_available()) {
+    EXPECT_EQ(packed, gemms);
+  }
+  expect_region_buffers_apart(p);
+  e.set(w.bindings);
+  for (int threads : {1, 2}) {
+#if defined(_OPENMP)
+    omp_set_num_threads(threads);
+#endif
+    e.run();
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const MatrixD want = reference.output(k), got = e.output(k);
+      const double scale = std::max(1e-3, want.cwiseAbs().maxCoeff());
+      EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-4 * scale)
+          << precision_name(policy) << ", output " << k << ", " << threads << " threads";
+    }
+  }
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, TiledSixteenBit,
+                         ::testing::Values(PrecisionPolicy::bf16, PrecisionPolicy::bf16_wgrad,
+                                           PrecisionPolicy::fp16),
+                         [](const auto& info) { return precision_name(info.param); });
+
 INSTANTIATE_TEST_SUITE_P(Workloads, TiledWorkloads,
                          ::testing::Values("burgers", "ns2d", "ks4", "order6", "poisson32d"));
 
