@@ -124,28 +124,16 @@ void render_columns(std::ostringstream& os, const Program& p, const Kernel& k,
   }
 }
 
-// Whether a value of the kernel calls a <cmath> function (one of c_math_functions, the
-// identifiers followed by '(' in the primitives' C expressions).
-bool calls_math(const Kernel& k) {
-  for (const Value& v : k.values) {
-    const char* c = v.kind == Value::Kind::Compute ? primitive(v.op).c_expr : nullptr;
-    if (!c) continue;
-    const std::string expr = c;
-    for (const std::string& name : c_math_functions())
-      if (expr.find(name + "(") != std::string::npos) return true;
-  }
-  return false;
-}
-
 // The column ranges of a row's vectorized loops, with each range's simdlen (0: the compiler's).
-// One range, unless the kernel calls <cmath> functions and its width leaves a remainder that the
-// compiler would run in scalar code: GCC vectorizes `omp simd` loops of 16 floats on AVX-512, and
-// their tail only when it is a multiple of 8, so a width of 20 (a 20-wide layer) called scalar
-// tanhf on 4 of every 20 values, 12% of a Burgers step (bench/README.md, "End to end"). There the
-// tail becomes loops of 8 and 4 columns whose calls go to libmvec's 8- and 4-lane variants.
+// One range, unless the width leaves a remainder that the compiler would run in scalar code: GCC
+// vectorizes `omp simd` loops of 16 floats on AVX-512, and their tail only when it is a multiple
+// of 8, so a width of 20 (a 20-wide layer) called scalar tanhf on 4 of every 20 values, 12% of a
+// Burgers step (bench/README.md, "End to end"), and ran the rest of those columns' arithmetic
+// (bf16 rounding included) one value at a time. There the tail becomes loops of 8 and 4 columns,
+// vectorized, whose calls go to libmvec's 8- and 4-lane variants.
 std::vector<std::array<std::int64_t, 3>> column_ranges(const Kernel& k) {
   const std::int64_t cols = k.domain.cols, main = cols / 16 * 16;
-  if (main == 0 || (cols - main) % 8 == 0 || !calls_math(k)) return {{0, cols, 0}};
+  if (main == 0 || (cols - main) % 8 == 0) return {{0, cols, 0}};
   std::vector<std::array<std::int64_t, 3>> out{{0, main, 0}};
   std::int64_t j = main;
   for (const std::int64_t len : {8, 4})
