@@ -1,5 +1,6 @@
 #include "compiler/program.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "autodiff/primitive.h"
@@ -112,7 +113,13 @@ int pack_bf16_gemm_operands(Program& program) {
     packable[b] = program.buffers[b].dtype == DType::bf16;
   for (const Step& step : program.steps)
     if (const auto* g = std::get_if<Gemm>(&step.op)) {
-      const bool both = is_bf16(g->a) && is_bf16(g->b);
+      // The dimensions other than the points: inner and output widths, or a weight gradient's
+      // output.
+      const std::int64_t width =
+          g->transpose_a
+              ? std::min(g->c.shape.rows, g->c.shape.cols)
+              : std::min(g->transpose_b ? g->b.shape.cols : g->b.shape.rows, g->c.shape.cols);
+      const bool both = is_bf16(g->a) && is_bf16(g->b) && width >= kNativeBf16MinWidth;
       if (!both) packable[static_cast<std::size_t>(g->a.buffer)] = false;
       if (!both) packable[static_cast<std::size_t>(g->b.buffer)] = false;
       packable[static_cast<std::size_t>(g->c.buffer)] = false;  // GEMMs write f32

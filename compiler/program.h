@@ -149,9 +149,18 @@ struct Program {
   std::string to_text() const;  // a listing for dumps and tests
 };
 
-// Marks bf16 buffers `packed` where every GEMM that reads them has two bf16 operands (so that it
-// can run as one native bf16 x bf16 -> f32 GEMM); kernels convert on load and store. Run before
-// the memory plan, since a packed buffer takes half the bytes. Returns how many were packed.
+// Marks bf16 buffers `packed` where every GEMM that reads them has two bf16 operands and widths
+// (inner and output, besides the points) of at least kNativeBf16MinWidth (so that it can run as
+// one native bf16 x bf16 -> f32 GEMM); kernels convert on load and store. Run before the memory
+// plan, since a packed buffer takes half the bytes. Returns how many were packed.
+//
+// Narrower GEMMs stay emulated (f32 GEMMs on f32-stored rounded values: the same products, summed
+// in another order). A 20-wide layer's bf16 GEMM is hardly faster than its sgemm (per tile of 256
+// points, 2 threads, Zen 5: 1.05-1.2x, against 1.5-1.9x at 64 wide), and a kernel storing
+// 2-byte values over fewer than 32 columns vectorizes at half width (GCC needs 32 iterations for
+// a 64-byte vector of them): Burgers' 20-wide example ran 1.65x slower a step with its weight
+// gradients native.
+constexpr std::int64_t kNativeBf16MinWidth = 32;
 int pack_bf16_gemm_operands(Program& program);
 
 }  // namespace jetpde::compiler

@@ -524,7 +524,7 @@ TEST_P(TiledSixteenBit, GemmsRunInTheRegionAsWhole) {
                         ? e.stats().native_bf16_gemms
                         : 0);
   if (policy == PrecisionPolicy::bf16 && native_bf16_gemm_available()) {
-    EXPECT_EQ(packed, gemms);
+    EXPECT_GT(2 * packed, gemms) << "the 64-wide layers' GEMMs native";
   }
   expect_region_buffers_apart(p);
   e.set(w.bindings);
