@@ -73,6 +73,17 @@ struct Bf16Gemm::Impl {
   std::vector<Bf16Context> contexts;  // one, or one per thread
   bool per_thread = false;
   std::string implementation;
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {  // also where the constructor throws half way
+    for (Bf16Context& x : contexts) {
+      for (dnnl_memory_t m : {x.a, x.b, x.c, x.scratchpad})
+        if (m) dnnl_memory_destroy(m);
+      if (x.stream) dnnl_stream_destroy(x.stream);
+    }
+    if (primitive) dnnl_primitive_destroy(primitive);
+  }
 };
 
 Bf16Gemm::Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
@@ -136,15 +147,7 @@ Bf16Gemm::Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int6
   }
 }
 
-Bf16Gemm::~Bf16Gemm() {
-  if (!impl_) return;
-  for (Bf16Context& x : impl_->contexts) {
-    for (dnnl_memory_t m : {x.a, x.b, x.c, x.scratchpad})
-      if (m) dnnl_memory_destroy(m);
-    if (x.stream) dnnl_stream_destroy(x.stream);
-  }
-  if (impl_->primitive) dnnl_primitive_destroy(impl_->primitive);
-}
+Bf16Gemm::~Bf16Gemm() = default;
 
 void Bf16Gemm::run(const std::uint16_t* a, const std::uint16_t* b, float* c, int thread) {
   Bf16Context& x = impl_->contexts[static_cast<std::size_t>(thread)];
