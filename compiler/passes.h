@@ -22,8 +22,7 @@ options::KeyPtr precision_key();
 bool cpu_has_bf16_instructions();
 bool cpu_has_amx_bf16();
 // What `automatic` stands for on `backend` on this machine (any other policy is returned as it
-// is): bf16_wgrad on a CPU whose bf16 GEMMs are native (native_bf16_gemm_available: AMX or
-// AVX512-BF16), else fp32 (see precision.cpp).
+// is): bf16_wgrad on a CPU whose bf16 GEMMs run on AMX tiles, else fp32 (see precision.cpp).
 PrecisionPolicy resolve_auto(PrecisionPolicy policy, Backend backend);
 
 // Gives every node a dtype by the policy and inserts casts. `policy` is never `automatic`

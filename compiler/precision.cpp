@@ -22,15 +22,12 @@
 //               operand per stream) and per step (recomputed from the values every time), which
 //               covers loss scaling too.
 //   auto        resolved per backend before this pass (resolve_auto, PipelineOptions::resolved):
-//               bf16_wgrad where the CPU runtime's bf16 GEMMs are native (oneDNN on AMX or
-//               AVX512-BF16), else fp32. With the GEMMs in the tiled regions, bf16_wgrad's steps
-//               on AVX512-BF16 alone (Zen 5) run 5-10% faster than fp32's end to end on the
-//               64-wide examples (bench/README.md, "bf16 in the tiled regions"); before, its
-//               packed GEMMs ran outside the regions and it was no faster. Where bf16 is emulated
-//               (no such instructions, or the CUDA runtime, which runs f32 cuBLAS calls on rounded
-//               operands) it would cost accuracy for nothing. In training the trainer checks it
-//               against fp32 and goes on in fp32 when they drift (solvers/trainer.h,
-//               PrecisionCheck).
+//               bf16_wgrad where the CPU runtime's bf16 GEMMs run on AMX tiles, else fp32. Where
+//               bf16 products come only from AVX512-BF16 (Zen 4 and 5) bf16 GEMMs of a PINN's
+//               sizes were measured no faster than f32 ones end to end, and the CUDA runtime still
+//               emulates bf16 GEMMs with f32 cuBLAS calls on rounded operands: there bf16 would
+//               cost accuracy for nothing. In training the trainer checks it against fp32 and
+//               goes on in fp32 when they drift (solvers/trainer.h, PrecisionCheck).
 // Explicit casts in the user's graph are kept.
 #include <algorithm>
 #include <array>
@@ -81,8 +78,8 @@ bool cpu_has_amx_bf16() { return cpu_flag({"amx_bf16"}); }
 
 PrecisionPolicy resolve_auto(PrecisionPolicy p, Backend backend) {
   if (p != PrecisionPolicy::automatic) return p;
-  static const bool native = native_bf16_gemm_available();
-  return backend == Backend::cpu && native ? PrecisionPolicy::bf16_wgrad : PrecisionPolicy::fp32;
+  static const bool amx = native_bf16_gemm_available() && cpu_has_amx_bf16();
+  return backend == Backend::cpu && amx ? PrecisionPolicy::bf16_wgrad : PrecisionPolicy::fp32;
 }
 
 namespace {
@@ -97,8 +94,7 @@ constexpr std::array<options::EnumName<PrecisionPolicy>, 7> kPrecisions{{
      "bf16 operands in the weight-gradient GEMMs only, every other GEMM in f32"},
     {PrecisionPolicy::fp16, "fp16", "as bf16 with f16 operands, each scaled first"},
     {PrecisionPolicy::automatic, "auto",
-     "bf16_wgrad on a CPU that multiplies bf16 natively (AMX or AVX512-BF16), else fp32; in "
-     "training checked against fp32 "
+     "bf16_wgrad on a CPU with AMX, else fp32; in training checked against fp32 "
      "(training.precision_check), with L-BFGS stages in fp32"},
 }};
 }  // namespace

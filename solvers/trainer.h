@@ -90,7 +90,7 @@ const options::EnumTable<Weighting::CausalScale>& causal_scale_names();
 
 using Metrics = std::map<std::string, double>;
 
-// precision: auto where it stands for 16-bit GEMM operands (bf16_wgrad on a CPU with native bf16;
+// precision: auto where it stands for 16-bit GEMM operands (bf16_wgrad on a CPU with AMX;
 // Objective::resolved): every `every` steps of a stage without a line search (and without a
 // precision of its own), the loss and gradient at the current parameters are evaluated in that
 // precision and in fp32 on the same points; when either differs from fp32's by more than

@@ -448,20 +448,20 @@ TEST_F(Cli, TimeBudgetAndTargetErrorStopEarly) {
 }
 
 // summary.json gives the precision that ran: `auto` resolved for this machine and backend
-// (bf16_wgrad where the CPU's bf16 GEMMs are native, as `jetpde info` says, else fp32).
+// (bf16_wgrad where the CPU's bf16 GEMMs run on AMX, as `jetpde info` says, else fp32).
 TEST_F(Cli, SummarySaysThePrecisionThatRan) {
   const std::string out = (dir_ / "auto").string();
   const Output r =
       jetpde("run " + write("p.yaml", poisson(4, out)) + " --max-steps 2 --set precision=auto");
   ASSERT_EQ(r.status, 0) << r.text;
   const std::string info = jetpde("info").text;
-  const bool native = info.find("bf16 gemm:     native") != std::string::npos;
-  EXPECT_NE(info.find(std::string("precision auto: ") + (native ? "bf16_wgrad" : "fp32") +
+  const bool amx = info.find("bf16 gemm:     native (AMX)") != std::string::npos;
+  EXPECT_NE(info.find(std::string("precision auto: ") + (amx ? "bf16_wgrad" : "fp32") +
                       " on cpu, fp32 on cuda"),
             std::string::npos)
       << info;
   EXPECT_NE(read_text(out + "/summary.json")
-                .find(std::string("\"precision\": \"") + (native ? "bf16_wgrad" : "fp32") + "\""),
+                .find(std::string("\"precision\": \"") + (amx ? "bf16_wgrad" : "fp32") + "\""),
             std::string::npos)
       << read_text(out + "/summary.json");
 }

@@ -248,10 +248,10 @@ TEST(PrecisionStage, ResumingInsideAnFp64StageGivesTheSameParameters) {
   }
 }
 
-// precision: auto standing for 16-bit operands (what it resolves to on a CPU with native bf16, set
-// here by auto_as so that the check runs on every machine): the trainer compares the loss and
-// gradient with fp32's every `every` steps of an Adam stage and goes on in fp32 for good once they
-// drift past the tolerance; an L-BFGS stage runs in fp32; a resumed run keeps the switch.
+// precision: auto standing for 16-bit operands (what it resolves to on a CPU with AMX, set here
+// by auto_as so that the check runs on every machine): the trainer compares the loss and gradient
+// with fp32's every `every` steps of an Adam stage and goes on in fp32 for good once they drift
+// past the tolerance; an L-BFGS stage runs in fp32; a resumed run keeps the switch.
 class AutoStandingFor : public ::testing::TestWithParam<PrecisionPolicy> {};
 
 TEST_P(AutoStandingFor, IsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
