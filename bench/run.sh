@@ -9,6 +9,7 @@
 #   BENCH_WORKLOADS="burgers order6"  only these, everywhere    BENCH_ARGS  more jetpde_bench options
 #   BENCH_THREADS=2  the peers' threads    BENCH_REPS=5  timed steps, everywhere (after one warm-up)
 #   BENCH_PEERS=0    jetpde_bench alone    BENCH_BF16=0  no second jetpde run with --precision bf16
+#   BENCH_AUTO=0     no jetpde run with --precision auto (what it stands for on this CPU)
 #   BENCH_ACCURACY=0 no accuracy runs (jetpde_accuracy: the PINN solvers' cases, full budgets)
 #   BENCH_OPENMP=0   no jetpde_threads_bench (1 and 2 threads, a competing process, wait policies,
 #                    kernel parallel thresholds; BENCH_OPENMP_ARGS: its options)
@@ -29,6 +30,7 @@ BENCH_PEERS=${BENCH_PEERS:-1}
 BENCH_SHARED=${BENCH_SHARED:-../shared/bench}
 BENCH_ARGS=${BENCH_ARGS:-}
 BENCH_BF16=${BENCH_BF16:-1}
+BENCH_AUTO=${BENCH_AUTO:-1}
 BENCH_ACCURACY=${BENCH_ACCURACY:-1}
 BENCH_OPENMP=${BENCH_OPENMP:-1}
 BENCH_OPENMP_ARGS=${BENCH_OPENMP_ARGS:-}
@@ -52,7 +54,7 @@ fi
 BUILD_DIR="${BUILD_DIR}" bash bench/peers/setup_venv.sh || \
   { echo "bench: setup_venv.sh failed (BENCH_PEERS=0 runs jetpde_bench alone)"; exit 1; }
 py="${BUILD_DIR}/bench-venv/bin/python"; failed=""
-rm -f "$out"/jetpde.json "$out"/jetpde_bf16.json "$out"/torch.txt "$out"/jax.json "$out"/jax.txt "$out"/peers.json "$out"/*.rc
+rm -f "$out"/jetpde.json "$out"/jetpde_bf16.json "$out"/jetpde_auto.json "$out"/torch.txt "$out"/jax.json "$out"/jax.txt "$out"/peers.json "$out"/*.rc
 echo "bench: jetpde_bench, torch_pinn.py, jax_pinn.py and compare.py all run under '$run'"
 echo; echo "== jetpde: ${BUILD_DIR}/bench/jetpde_bench$flags --json $out/jetpde.json ${BENCH_ARGS}"
 $run ${BUILD_DIR}/bench/jetpde_bench $flags --json "$out/jetpde.json" ${BENCH_ARGS} || \
@@ -65,6 +67,14 @@ if [ "${BENCH_BF16}" != 0 ]; then
   $run ${BUILD_DIR}/bench/jetpde_bench $flags --executor cpu --precision bf16 \
     --json "$out/jetpde_bf16.json" && bf16_json="--jetpde $out/jetpde_bf16.json" || \
     failed="$failed jetpde_bench(bf16)"
+fi
+auto_json=""
+if [ "${BENCH_AUTO}" != 0 ]; then
+  # precision: auto as this CPU resolves it (bf16_wgrad where bf16 GEMMs are native, else fp32).
+  echo; echo "== jetpde auto: ${BUILD_DIR}/bench/jetpde_bench$flags --executor cpu --precision auto --json $out/jetpde_auto.json"
+  $run ${BUILD_DIR}/bench/jetpde_bench $flags --executor cpu --precision auto \
+    --json "$out/jetpde_auto.json" && auto_json="--jetpde $out/jetpde_auto.json" || \
+    failed="$failed jetpde_bench(auto)"
 fi
 torch_log=""
 if [ -f "${BENCH_SHARED}/torch_pinn.py" ]; then
@@ -80,7 +90,7 @@ echo; echo "== JAX: bench/peers/jax_pinn.py --threads ${BENCH_THREADS} --reps ${
     --json "$out/jax.json" 2>&1; echo $? >"$out/jax.rc"; } | tee "$out/jax.txt"
 [ "$(cat "$out/jax.rc")" = 0 ] || failed="$failed jax_pinn.py"
 echo; echo "== comparison"
-$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $bf16_json $torch_log \
+$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $auto_json $bf16_json $torch_log \
   --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
   failed="$failed compare.py"
 rm -f "$out"/*.rc
