@@ -3,6 +3,8 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,9 +65,12 @@ dnnl_engine_t cpu_engine() {
 // What one caller of a Bf16Gemm binds its pointers to: memory objects whose handles it sets, a
 // stream, and (where the Bf16Gemm runs per thread) its own scratchpad.
 struct Bf16Context {
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
   dnnl_stream_t stream = nullptr;
   dnnl_memory_t a = nullptr, b = nullptr, c = nullptr, scratchpad = nullptr;
-  std::vector<char> scratch;
+  std::unique_ptr<char, Free> scratch;  // 64-byte aligned, as oneDNN's own buffers are
 };
 
 struct Bf16Gemm::Impl {
@@ -140,8 +145,9 @@ Bf16Gemm::Bf16Gemm(bool transpose_a, bool transpose_b, std::int64_t m, std::int6
     dnnl_check(dnnl_memory_create(&x.b, &b_md, cpu_engine(), DNNL_MEMORY_NONE), "b memory");
     dnnl_check(dnnl_memory_create(&x.c, &c_md, cpu_engine(), DNNL_MEMORY_NONE), "c memory");
     if (scratch_bytes > 0) {
-      x.scratch.resize(scratch_bytes);
-      dnnl_check(dnnl_memory_create(&x.scratchpad, &scratch_md, cpu_engine(), x.scratch.data()),
+      x.scratch.reset(static_cast<char*>(std::aligned_alloc(64, (scratch_bytes + 63) / 64 * 64)));
+      if (!x.scratch) throw InternalError("cannot allocate a bf16 GEMM's scratchpad");
+      dnnl_check(dnnl_memory_create(&x.scratchpad, &scratch_md, cpu_engine(), x.scratch.get()),
                  "scratchpad memory");
     }
   }
