@@ -59,23 +59,20 @@ echo "bench: jetpde_bench, torch_pinn.py, jax_pinn.py and compare.py all run und
 echo; echo "== jetpde: ${BUILD_DIR}/bench/jetpde_bench$flags --json $out/jetpde.json ${BENCH_ARGS}"
 $run ${BUILD_DIR}/bench/jetpde_bench $flags --json "$out/jetpde.json" ${BENCH_ARGS} || \
   failed="$failed jetpde_bench"
-bf16_json=""
-if [ "${BENCH_BF16}" != 0 ]; then
-  # The bf16 policy (native bf16 GEMMs where the CPU has AVX512-BF16 or AMX; else emulated, and
-  # jetpde_bench says which): a column of its own in the comparison.
-  echo; echo "== jetpde bf16: ${BUILD_DIR}/bench/jetpde_bench$flags --executor cpu --precision bf16 --json $out/jetpde_bf16.json"
-  $run ${BUILD_DIR}/bench/jetpde_bench $flags --executor cpu --precision bf16 \
-    --json "$out/jetpde_bf16.json" && bf16_json="--jetpde $out/jetpde_bf16.json" || \
-    failed="$failed jetpde_bench(bf16)"
-fi
-auto_json=""
-if [ "${BENCH_AUTO}" != 0 ]; then
-  # precision: auto as this CPU resolves it (bf16_wgrad where bf16 GEMMs are native, else fp32).
-  echo; echo "== jetpde auto: ${BUILD_DIR}/bench/jetpde_bench$flags --executor cpu --precision auto --json $out/jetpde_auto.json"
-  $run ${BUILD_DIR}/bench/jetpde_bench $flags --executor cpu --precision auto \
-    --json "$out/jetpde_auto.json" && auto_json="--jetpde $out/jetpde_auto.json" || \
-    failed="$failed jetpde_bench(auto)"
-fi
+# One more jetpde_bench run, under precision policy $1: a column "cpu $1" of its own in the
+# comparison.
+extra_json=""
+policy_run() {
+  echo; echo "== jetpde $1: ${BUILD_DIR}/bench/jetpde_bench$flags --executor cpu --precision $1 --json $out/jetpde_$1.json"
+  $run ${BUILD_DIR}/bench/jetpde_bench $flags --executor cpu --precision "$1" \
+    --json "$out/jetpde_$1.json" && extra_json="$extra_json --jetpde $out/jetpde_$1.json" || \
+    failed="$failed jetpde_bench($1)"
+}
+# precision: auto as this CPU resolves it (bf16_wgrad on a CPU with AMX, else fp32); the bf16
+# policy (native bf16 GEMMs where the CPU has AVX512-BF16 or AMX, else emulated, and
+# jetpde_bench says which), for speed only.
+[ "${BENCH_AUTO}" != 0 ] && policy_run auto
+[ "${BENCH_BF16}" != 0 ] && policy_run bf16
 torch_log=""
 if [ -f "${BENCH_SHARED}/torch_pinn.py" ]; then
   echo; echo "== PyTorch: ${BENCH_SHARED}/torch_pinn.py --threads ${BENCH_THREADS} --reps ${BENCH_REPS}${only:+ --only $only}"
@@ -90,7 +87,7 @@ echo; echo "== JAX: bench/peers/jax_pinn.py --threads ${BENCH_THREADS} --reps ${
     --json "$out/jax.json" 2>&1; echo $? >"$out/jax.rc"; } | tee "$out/jax.txt"
 [ "$(cat "$out/jax.rc")" = 0 ] || failed="$failed jax_pinn.py"
 echo; echo "== comparison"
-$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $auto_json $bf16_json $torch_log \
+$run "$py" bench/peers/compare.py --jetpde "$out/jetpde.json" $extra_json $torch_log \
   --jax-json "$out/jax.json" --jax-log "$out/jax.txt" --out "$out/peers.json" || \
   failed="$failed compare.py"
 rm -f "$out"/*.rc

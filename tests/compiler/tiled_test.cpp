@@ -265,6 +265,28 @@ void expect_region_buffers_apart(const Program& p) {
   }
 }
 
+// Runs `e` on 1 and 2 threads and expects the outputs of `reference` (the same program run whole)
+// within `tolerance` of max(floor, the output's largest value).
+void expect_as_whole(Executable& e, Executable& reference, const bench::Workload& w,
+                     std::size_t outputs, double tolerance, double floor, const std::string& what) {
+  e.set(w.bindings);
+  for (int threads : {1, 2}) {
+#if defined(_OPENMP)
+    omp_set_num_threads(threads);
+#endif
+    e.run();
+    for (std::size_t k = 0; k < outputs; ++k) {
+      const MatrixD want = reference.output(k), got = e.output(k);
+      const double scale = std::max(floor, want.cwiseAbs().maxCoeff());
+      EXPECT_LE((got - want).cwiseAbs().maxCoeff(), tolerance * scale)
+          << what << ", output " << k << ", " << threads << " threads";
+    }
+  }
+#if defined(_OPENMP)
+  omp_set_num_threads(1);
+#endif
+}
+
 class TiledWorkloads : public ::testing::TestWithParam<std::string> {};
 
 // A training step (loss and every gradient) with its tiled regions, on 1 and 2 threads and
@@ -293,23 +315,8 @@ TEST_P(TiledWorkloads, RunTileByTileAsWhole) {
     std::cout << "  " << GetParam() << ", tiles of " << tile << ": " << p.regions.size()
               << " regions, " << tiled_steps << " of " << p.steps.size() << " steps\n";
     expect_region_buffers_apart(p);
-    e.set(w.bindings);
-    for (int threads : {1, 2}) {
-#if defined(_OPENMP)
-      omp_set_num_threads(threads);
-#endif
-      e.run();
-      for (std::size_t k = 0; k < outs.size(); ++k) {
-        const MatrixD want = reference.output(k), got = e.output(k);
-        const double scale = std::max(1.0, want.cwiseAbs().maxCoeff());
-        EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-5 * scale)
-            << GetParam() << ", output " << k << ", tiles of " << tile << ", " << threads
-            << " threads";
-      }
-    }
-#if defined(_OPENMP)
-    omp_set_num_threads(1);
-#endif
+    expect_as_whole(e, reference, w, outs.size(), 1e-5, 1.0,
+                    GetParam() + ", tiles of " + std::to_string(tile));
   }
 }
 
@@ -527,22 +534,7 @@ TEST_P(TiledSixteenBit, GemmsRunInTheRegionAsWhole) {
     EXPECT_GT(2 * packed, gemms) << "the 64-wide layers' GEMMs native";
   }
   expect_region_buffers_apart(p);
-  e.set(w.bindings);
-  for (int threads : {1, 2}) {
-#if defined(_OPENMP)
-    omp_set_num_threads(threads);
-#endif
-    e.run();
-    for (std::size_t k = 0; k < outs.size(); ++k) {
-      const MatrixD want = reference.output(k), got = e.output(k);
-      const double scale = std::max(1e-3, want.cwiseAbs().maxCoeff());
-      EXPECT_LE((got - want).cwiseAbs().maxCoeff(), 1e-4 * scale)
-          << precision_name(policy) << ", output " << k << ", " << threads << " threads";
-    }
-  }
-#if defined(_OPENMP)
-  omp_set_num_threads(1);
-#endif
+  expect_as_whole(e, reference, w, outs.size(), 1e-4, 1e-3, precision_name(policy));
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, TiledSixteenBit,
