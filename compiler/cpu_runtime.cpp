@@ -98,19 +98,44 @@ struct TileRows {
     const std::int64_t row = (v.row0 + r) / points * lr[2 * k] - lr[2 * k + 1] * i0 + i0;
     return reinterpret_cast<T*>(lb[k]) + row * b.shape.cols + v.col0;
   }
+  // Whether v's blocks follow one another for tiles of `rows` points: a local in the thread's
+  // scratch (blocks of one tile's rows, counted from i0) and a full tile.
+  bool contiguous(const View& v, std::int64_t rows) const {
+    const int k = slot[static_cast<std::size_t>(v.buffer)];
+    return k >= 0 && lr[2 * k + 1] == 1 && lr[2 * k] == rows;
+  }
+};
+
+// A tiled region's native bf16 GEMM for one tile: set up for its rows of one block, and for
+// every block's rows at once (full tiles: TileRows::contiguous); null where the GEMM is not one.
+struct TileBf16 {
+  Bf16Gemm* block = nullptr;
+  Bf16Gemm* blocks = nullptr;
 };
 
 // Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (no transposed a:
-// tileable() in tile_regions.cpp), on the calling thread: the library's sgemm, or `bf16` (set up
-// for i1 - i0 rows) where the operands are packed bf16.
-void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, Bf16Gemm* bf16, int thread) {
+// tileable() in tile_regions.cpp), on the calling thread: the library's sgemm, or `bf16` where
+// the operands are packed bf16; one call for all blocks where they follow one another.
+void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, TileBf16 bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
   const auto ldc = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
+  const std::int64_t rows = i1 - t.i0;
+  if ((!bf16.block || bf16.blocks) && t.contiguous(g.a, rows) && t.contiguous(g.c, rows)) {
+    // Every block's tile in one call: the blocks lie one after another in the scratch.
+    if (bf16.blocks)
+      bf16.blocks->run(t.at<std::uint16_t>(g.a, 0), address<std::uint16_t>(t.arena, t.p, g.b),
+                       t.at(g.c, 0), thread);
+    else
+      sgemm_row_major(false, g.transpose_b, g.c.shape.rows / t.points * rows, g.c.shape.cols,
+                      g.a.shape.cols, t.at(g.a, 0), lda, address<float>(t.arena, t.p, g.b), ldb,
+                      0.0f, t.at(g.c, 0), ldc);
+    return;
+  }
   for (std::int64_t r = 0; r < g.c.shape.rows; r += t.points)
-    if (bf16)
-      bf16->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
-                t.at(g.c, r), thread);
+    if (bf16.block)
+      bf16.block->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
+                      t.at(g.c, r), thread);
     else
       sgemm_row_major(false, g.transpose_b, i1 - t.i0, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r),
                       lda, address<float>(t.arena, t.p, g.b), ldb, 0.0f, t.at(g.c, r), ldc);
@@ -120,12 +145,21 @@ void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, Bf16Gemm* 
 // region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense.
 // `bf16` as in run_gemm_tile (accumulating).
 void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float* partial,
-                       Bf16Gemm* bf16, int thread) {
+                       TileBf16 bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
+  const std::int64_t rows = i1 - t.i0;
+  if ((!bf16.block || bf16.blocks) && t.contiguous(g.a, rows) && t.contiguous(g.b, rows)) {
+    if (bf16.blocks)
+      bf16.blocks->run(t.at<std::uint16_t>(g.a, 0), t.at<std::uint16_t>(g.b, 0), partial, thread);
+    else
+      sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, g.a.shape.rows / t.points * rows,
+                      t.at(g.a, 0), lda, t.at(g.b, 0), ldb, 1.0f, partial, g.c.shape.cols);
+    return;
+  }
   for (std::int64_t r = 0; r < g.a.shape.rows; r += t.points)
-    if (bf16)
-      bf16->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r), partial, thread);
+    if (bf16.block)
+      bf16.block->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r), partial, thread);
     else
       sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - t.i0, t.at(g.a, r), lda,
                       t.at(g.b, r), ldb, 1.0f, partial, g.c.shape.cols);
@@ -347,7 +381,7 @@ class CpuRuntime final : public Runtime {
     // By step - first: the native bf16 GEMMs' per-thread forms, one per tile height used (kept),
     // and those of this run's tile and its last tile (null for other steps).
     std::vector<std::vector<std::pair<std::int64_t, std::unique_ptr<Bf16Gemm>>>> bf16;
-    std::vector<std::array<Bf16Gemm*, 2>> bf16_run;
+    std::vector<std::array<Bf16Gemm*, 3>> bf16_run;  // this tile, the last one, all blocks
   };
 
   // A region's scratch plan (RegionRun::ScratchPlan): the memory plan's placement
@@ -554,15 +588,17 @@ class CpuRuntime final : public Runtime {
             in_scratch ? scratch_[static_cast<std::size_t>(t)].get() + plan.at[k] * r.tile
                        : arena + p.buffers[static_cast<std::size_t>(r.locals[k].buffer)].offset;
     }
-    // The native bf16 GEMMs for this tile and the last one (set up once, kept).
+    // The native bf16 GEMMs for this tile, the last one and all blocks of a full one (set up
+    // once, kept).
     const std::int64_t last_tile = r.points - (tiles - 1) * r.tile;
     for (int s = r.first; s < r.last; ++s) {
       const auto at = static_cast<std::size_t>(s - r.first);
       const auto* g = std::get_if<Gemm>(&p.steps[static_cast<std::size_t>(s)].op);
       if (!g || !bf16_gemms_[static_cast<std::size_t>(s)]) continue;
       auto& forms = run.bf16[at];
-      for (const int which : {0, 1}) {
-        const std::int64_t rows = which == 0 ? r.tile : last_tile;
+      const std::int64_t blocks = (g->transpose_a ? g->a.shape.rows : g->c.shape.rows) / r.points;
+      for (const int which : {0, 1, 2}) {
+        const std::int64_t rows = which == 0 ? r.tile : which == 1 ? last_tile : blocks * r.tile;
         auto it = std::find_if(forms.begin(), forms.end(),
                                [&](const auto& form) { return form.first == rows; });
         if (it == forms.end()) it = forms.insert(forms.end(), {rows, nullptr});
@@ -600,9 +636,11 @@ class CpuRuntime final : public Runtime {
             continue;
           else if (run.sum_at[at] >= 0)
             run_gemm_sum_tile(rows, std::get<Gemm>(step.op), i1, sums + run.sum_at[at],
-                              run.bf16_run[at][t + 1 == tiles], static_cast<int>(thread));
+                              {run.bf16_run[at][t + 1 == tiles], run.bf16_run[at][2]},
+                              static_cast<int>(thread));
           else
-            run_gemm_tile(rows, std::get<Gemm>(step.op), i1, run.bf16_run[at][t + 1 == tiles],
+            run_gemm_tile(rows, std::get<Gemm>(step.op), i1,
+                          {run.bf16_run[at][t + 1 == tiles], run.bf16_run[at][2]},
                           static_cast<int>(thread));
         }
       }
