@@ -115,53 +115,41 @@ struct TileBf16 {
 
 // Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (no transposed a:
 // tileable() in tile_regions.cpp), on the calling thread: the library's sgemm, or `bf16` where
-// the operands are packed bf16; one call for all blocks where they follow one another.
+// the operands are packed bf16; one call for every block where a's and c's blocks follow one
+// another in the scratch.
 void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, TileBf16 bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
   const auto ldc = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
   const std::int64_t rows = i1 - t.i0;
-  if ((!bf16.block || bf16.blocks) && t.contiguous(g.a, rows) && t.contiguous(g.c, rows)) {
-    // Every block's tile in one call: the blocks lie one after another in the scratch.
-    if (bf16.blocks)
-      bf16.blocks->run(t.at<std::uint16_t>(g.a, 0), address<std::uint16_t>(t.arena, t.p, g.b),
-                       t.at(g.c, 0), thread);
+  const bool at_once = t.contiguous(g.a, rows) && t.contiguous(g.c, rows);
+  const std::int64_t m = at_once ? g.c.shape.rows / t.points * rows : rows;
+  Bf16Gemm* native = at_once ? bf16.blocks : bf16.block;
+  for (std::int64_t r = 0; r < (at_once ? t.points : g.c.shape.rows); r += t.points)
+    if (native)
+      native->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
+                  t.at(g.c, r), thread);
     else
-      sgemm_row_major(false, g.transpose_b, g.c.shape.rows / t.points * rows, g.c.shape.cols,
-                      g.a.shape.cols, t.at(g.a, 0), lda, address<float>(t.arena, t.p, g.b), ldb,
-                      0.0f, t.at(g.c, 0), ldc);
-    return;
-  }
-  for (std::int64_t r = 0; r < g.c.shape.rows; r += t.points)
-    if (bf16.block)
-      bf16.block->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
-                      t.at(g.c, r), thread);
-    else
-      sgemm_row_major(false, g.transpose_b, i1 - t.i0, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r),
-                      lda, address<float>(t.arena, t.p, g.b), ldb, 0.0f, t.at(g.c, r), ldc);
+      sgemm_row_major(false, g.transpose_b, m, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r), lda,
+                      address<float>(t.arena, t.p, g.b), ldb, 0.0f, t.at(g.c, r), ldc);
 }
 
 // c_partial += aᵀ b over rows [i0, i1) of each block of `points` rows (a weight gradient in a tiled
 // region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense.
-// `bf16` as in run_gemm_tile (accumulating).
+// `bf16` and the single call as in run_gemm_tile (accumulating).
 void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float* partial,
                        TileBf16 bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
   const std::int64_t rows = i1 - t.i0;
-  if ((!bf16.block || bf16.blocks) && t.contiguous(g.a, rows) && t.contiguous(g.b, rows)) {
-    if (bf16.blocks)
-      bf16.blocks->run(t.at<std::uint16_t>(g.a, 0), t.at<std::uint16_t>(g.b, 0), partial, thread);
+  const bool at_once = t.contiguous(g.a, rows) && t.contiguous(g.b, rows);
+  const std::int64_t k = at_once ? g.a.shape.rows / t.points * rows : rows;
+  Bf16Gemm* native = at_once ? bf16.blocks : bf16.block;
+  for (std::int64_t r = 0; r < (at_once ? t.points : g.a.shape.rows); r += t.points)
+    if (native)
+      native->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r), partial, thread);
     else
-      sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, g.a.shape.rows / t.points * rows,
-                      t.at(g.a, 0), lda, t.at(g.b, 0), ldb, 1.0f, partial, g.c.shape.cols);
-    return;
-  }
-  for (std::int64_t r = 0; r < g.a.shape.rows; r += t.points)
-    if (bf16.block)
-      bf16.block->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r), partial, thread);
-    else
-      sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, i1 - t.i0, t.at(g.a, r), lda,
+      sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, k, t.at(g.a, r), lda,
                       t.at(g.b, r), ldb, 1.0f, partial, g.c.shape.cols);
 }
 
@@ -382,6 +370,8 @@ class CpuRuntime final : public Runtime {
     // and those of this run's tile and its last tile (null for other steps).
     std::vector<std::vector<std::pair<std::int64_t, std::unique_ptr<Bf16Gemm>>>> bf16;
     std::vector<std::array<Bf16Gemm*, 3>> bf16_run;  // this tile, the last one, all blocks
+    std::int64_t bf16_tile = 0;  // the tile and threads bf16_run is for (0: none yet)
+    int bf16_threads = 0;
   };
 
   // A region's scratch plan (RegionRun::ScratchPlan): the memory plan's placement
@@ -589,9 +579,12 @@ class CpuRuntime final : public Runtime {
                        : arena + p.buffers[static_cast<std::size_t>(r.locals[k].buffer)].offset;
     }
     // The native bf16 GEMMs for this tile, the last one and all blocks of a full one (set up
-    // once, kept).
+    // once per tile height, kept; looked up again only when the tile or the threads change).
     const std::int64_t last_tile = r.points - (tiles - 1) * r.tile;
-    for (int s = r.first; s < r.last; ++s) {
+    const bool same_bf16 = run.bf16_tile == r.tile && run.bf16_threads == nt;
+    run.bf16_tile = r.tile;
+    run.bf16_threads = nt;
+    for (int s = r.first; s < r.last && !same_bf16; ++s) {
       const auto at = static_cast<std::size_t>(s - r.first);
       const auto* g = std::get_if<Gemm>(&p.steps[static_cast<std::size_t>(s)].op);
       if (!g || !bf16_gemms_[static_cast<std::size_t>(s)]) continue;

@@ -43,7 +43,6 @@
 #include "autodiff/options.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/passes.h"
-#include "compiler/program.h"
 
 namespace jetpde::compiler {
 namespace {
