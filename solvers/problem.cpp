@@ -1407,52 +1407,122 @@ MatrixD Problem::output(const Program& p, std::size_t i) const {
   return back;
 }
 
-Eigen::Index Problem::evaluation_rows(const std::string& what, Eigen::Index rows,
+Eigen::Index Problem::evaluation_rows(const std::string& what, const MatrixD& at,
                                       Eigen::Index value_columns, const ProgramBuilder& build) {
-  if (rows <= kEvaluationProbeRows || model_->decomposed() || memory_.budget <= 0) return rows;
-  auto it = evaluation_bytes_per_row_.find(what);
-  if (it == evaluation_bytes_per_row_.end()) {
-    const MatrixD probe = MatrixD::Zero(kEvaluationProbeRows, network_spec_.inputs);
+  const Eigen::Index rows = at.rows();
+  if (rows <= kEvaluationProbeRows || memory_.budget <= 0) return rows;
+  const auto bytes_per_row = [&](const MatrixD& probe) {
     std::vector<Eigen::Index> order;
     const RowLayout layout = model_->arrange(probe, order, "problem: evaluate");
     Graph g(DType::f64);
     const std::vector<Var> out =
         program_graph(g, layout, kEvaluationProbeRows, value_columns, build);
-    const double bytes =
-        static_cast<double>(compiler::estimate_memory(out, spec_.compile).arena_bytes);
-    it = evaluation_bytes_per_row_.emplace(what, bytes / kEvaluationProbeRows).first;
+    return static_cast<double>(compiler::estimate_memory(out, spec_.compile).arena_bytes) /
+           kEvaluationProbeRows;
+  };
+  double per_row = 0;
+  if (model_->decomposed()) {  // the regions' mix of these points: networks per row
+    MatrixD probe(kEvaluationProbeRows, at.cols());
+    for (Eigen::Index i = 0; i < kEvaluationProbeRows; ++i)
+      probe.row(i) = at.row(i * rows / kEvaluationProbeRows);
+    per_row = bytes_per_row(probe);
+  } else {
+    auto it = evaluation_bytes_per_row_.find(what);
+    if (it == evaluation_bytes_per_row_.end())
+      it = evaluation_bytes_per_row_
+               .emplace(what, bytes_per_row(MatrixD::Zero(kEvaluationProbeRows, at.cols())))
+               .first;
+    per_row = it->second;
   }
   // What the budget leaves beside the training programs, and at least a quarter of it.
   const std::int64_t left = std::max(memory_.budget - memory_.planned_bytes, memory_.budget / 4);
-  const auto fit = static_cast<Eigen::Index>(static_cast<double>(left) / it->second);
+  const auto fit = static_cast<Eigen::Index>(static_cast<double>(left) / per_row);
   return std::clamp(fit / kEvaluationProbeRows * kEvaluationProbeRows, kEvaluationProbeRows, rows);
 }
+
+namespace {
+
+// A decomposed model's evaluation blocks, `blocks` of one layout: each region's rows (`layout`
+// over the arranged rows, `order` their rows of the points) cut into shares of
+// ceil(rows / blocks), block b taking share b, a short share made up by repeating the region's
+// last row. Per block, the point row of each of its rows (regions in the layout's order, so the
+// block is arranged as it stands) and whether its value is kept (not a repeat).
+struct EvaluationBlock {
+  std::vector<Eigen::Index> rows;
+  std::vector<bool> kept;
+};
+std::vector<EvaluationBlock> region_shares(const RowLayout& layout,
+                                           const std::vector<Eigen::Index>& order,
+                                           Eigen::Index blocks) {
+  std::vector<EvaluationBlock> out(static_cast<std::size_t>(blocks));
+  for (const RowBlock& region : layout) {
+    const Eigen::Index share = (region.count + blocks - 1) / blocks;
+    for (Eigen::Index b = 0; b < blocks; ++b)
+      for (Eigen::Index i = b * share; i < (b + 1) * share; ++i) {
+        const bool kept = i < region.count;
+        EvaluationBlock& block = out[static_cast<std::size_t>(b)];
+        block.rows.push_back(order[static_cast<std::size_t>(region.first) +
+                                   static_cast<std::size_t>(kept ? i : region.count - 1)]);
+        block.kept.push_back(kept);
+      }
+  }
+  return out;
+}
+
+}  // namespace
 
 MatrixD Problem::evaluate_program(const Eigen::VectorXd& theta, const std::string& what,
                                   const MatrixD& at, const MatrixD* values,
                                   const ProgramBuilder& build) {
   const Eigen::Index value_columns = values ? values->cols() : 0;
-  const Eigen::Index rows = at.rows(), block = evaluation_rows(what, rows, value_columns, build);
+  const Eigen::Index rows = at.rows();
+  // A decomposed model's arrangement first: a point outside every subdomain is named by its row
+  // of `at`.
+  std::vector<Eigen::Index> order;
+  const RowLayout layout =
+      model_->decomposed() ? model_->arrange(at, order, "problem: evaluate") : RowLayout{};
+  const Eigen::Index block = evaluation_rows(what, at, value_columns, build);
+  // The outputs of one block's program, side by side; the first sizes `result`.
   MatrixD result;
-  Eigen::Index first = 0;
-  do {  // once for no points: a program of none, as for any count
-    const Eigen::Index n = std::min(block, rows - first);
-    const MatrixD points = at.middleRows(first, n);
-    const MatrixD part = values ? MatrixD(values->middleRows(first, n)) : MatrixD();
-    Program& p = program(what + "\n" + std::to_string(n), points, value_columns, build);
-    run(p, theta, points, values ? &part : nullptr);
+  const auto evaluate_block = [&](const MatrixD& points, const MatrixD* part) {
+    Program& p = program(what + "\n" + std::to_string(points.rows()), points, value_columns, build);
+    run(p, theta, points, part);
     std::vector<MatrixD> outputs;
     Eigen::Index columns = 0;
     for (std::size_t k = 0; k < p.outputs; ++k) {
       outputs.push_back(output(p, k));
       columns += outputs.back().cols();
     }
-    if (first == 0) result.resize(rows, columns);
+    MatrixD out(points.rows(), columns);
     Eigen::Index column = 0;
     for (const MatrixD& o : outputs) {
-      result.block(first, column, n, o.cols()) = o;
+      out.middleCols(column, o.cols()) = o;
       column += o.cols();
     }
+    if (result.size() == 0) result.resize(rows, columns);
+    return out;
+  };
+  if (model_->decomposed() && block < rows) {
+    for (const EvaluationBlock& b : region_shares(layout, order, (rows + block - 1) / block)) {
+      const auto n = static_cast<Eigen::Index>(b.rows.size());
+      MatrixD points(n, at.cols()), part(n, value_columns);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        points.row(i) = at.row(b.rows[static_cast<std::size_t>(i)]);
+        if (values) part.row(i) = values->row(b.rows[static_cast<std::size_t>(i)]);
+      }
+      const MatrixD out = evaluate_block(points, values ? &part : nullptr);
+      for (Eigen::Index i = 0; i < n; ++i)
+        if (b.kept[static_cast<std::size_t>(i)])
+          result.row(b.rows[static_cast<std::size_t>(i)]) = out.row(i);
+    }
+    return result;
+  }
+  Eigen::Index first = 0;
+  do {  // once for no points: a program of none, as for any count
+    const Eigen::Index n = std::min(block, rows - first);
+    const MatrixD part = values ? MatrixD(values->middleRows(first, n)) : MatrixD();
+    const MatrixD out = evaluate_block(at.middleRows(first, n), values ? &part : nullptr);
+    result.middleRows(first, n) = out;
     first += n;
   } while (first < rows);
   return result;

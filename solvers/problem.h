@@ -132,6 +132,13 @@ class Problem {
   // The evaluation programs kept (at most kCachedPrograms; the least recently used goes first).
   static constexpr std::size_t kCachedPrograms = 16;
   std::size_t cached_programs() const { return programs_.size(); }
+  // The points each kept program took at its last call, most recently used first.
+  std::vector<Eigen::Index> cached_program_rows() const {
+    std::vector<Eigen::Index> rows;
+    for (const auto& [key, p] : programs_)
+      rows.push_back(static_cast<Eigen::Index>(p.order.size()));
+    return rows;
+  }
 
  private:
   // The last values of the mesh distance's given leaves and streams, by leaf: the same points
@@ -160,16 +167,19 @@ class Problem {
   ProgramBuilder expressions_builder(const std::vector<std::string>& expressions) const;
   // The outputs of `build` (a program of kind `what`, its row count not in it) at `at` (and
   // `values`, when given, as input "values"), side by side [rows, their columns]: in blocks of
-  // evaluation_rows() rows, each block a program of its own row count (cached as any).
+  // at most evaluation_rows() rows, each block size a program of its own (cached as any). A
+  // decomposed model's blocks each take an equal share of every region's rows (the last blocks'
+  // short shares made up by repeating a row of the region, whose values are dropped), so that
+  // every block has one layout and one program serves them all.
   MatrixD evaluate_program(const Eigen::VectorXd& theta, const std::string& what, const MatrixD& at,
                            const MatrixD* values, const ProgramBuilder& build);
-  // The most rows an evaluation program of kind `what` takes at once: all `rows` where the
+  // The most rows an evaluation program of kind `what` takes at once: all of `at` where the
   // memory budget (memory()) leaves room for them beside the training programs (at least a
   // quarter of it), else the most that fit, a multiple of kEvaluationProbeRows, from the arena a
   // program of that many rows would take (compiler::estimate_memory: no code built; once per
-  // kind). A decomposed model's points are evaluated whole (each block would be a layout and a
-  // program of its own).
-  Eigen::Index evaluation_rows(const std::string& what, Eigen::Index rows,
+  // kind, from rows of zeros; a decomposed model's at every call, from kEvaluationProbeRows rows
+  // of `at` evenly spread, its regions' mix).
+  Eigen::Index evaluation_rows(const std::string& what, const MatrixD& at,
                                Eigen::Index value_columns, const ProgramBuilder& build);
   static constexpr Eigen::Index kEvaluationProbeRows = 4096;
 

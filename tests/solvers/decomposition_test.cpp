@@ -264,6 +264,44 @@ TEST(Decomposition, AMemoryBudgetRunsADecomposedStepInBatches) {
                     "every subdomain in every point set (the fewest: 9)");
 }
 
+// Under a budget that leaves room for fewer rows than an evaluation has, a decomposed model's
+// points are evaluated in blocks that each take a share of every region's rows (one layout, so
+// one program for all of them): the same values as at once, in the caller's order, also where a
+// region has fewer rows than there are blocks (its share made up by repeating a row).
+TEST(Decomposition, UnderABudgetPointsAreEvaluatedInBlocksOfOneLayout) {
+  ProblemSpec spec = decomposed_square(256);
+  spec.pinn.memory.budget = std::int64_t{1} << 40;
+  Problem whole(spec);
+  spec.pinn.memory.budget = whole.memory().whole_bytes;  // a quarter of it for an evaluation
+  Problem blocked(spec);
+  const Eigen::VectorXd theta = whole.initial_theta(5);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  MatrixD at(30000, 2);
+  // x >= 0.5: none in the corner x, y < 0.375 that box 0 alone covers (the boxes are the grid's
+  // cells grown by 0.125), but three points, fewer than the blocks.
+  for (Eigen::Index i = 0; i < at.rows(); ++i) at.row(i) << 0.5 + 1.5 * u(rng), u(rng);
+  at.row(100) << 0.01, 0.01;
+  at.row(200) << 0.3, 0.02;
+  at.row(300) << 0.1, 0.3;
+  const MatrixD values = MatrixD::Random(at.rows(), 1);
+  const std::vector<std::string> expressions{"u", "laplacian(u)", "u_x*u_y"};
+  const MatrixD a = whole.evaluate_expressions(theta, at, expressions);
+  EXPECT_EQ(whole.cached_programs(), 1u);
+  const MatrixD b = blocked.evaluate_expressions(theta, at, expressions);
+  EXPECT_EQ(blocked.cached_programs(), 1u) << "every block one layout";
+  ASSERT_EQ(b.rows(), at.rows());
+  ASSERT_EQ(b.cols(), 3);
+  EXPECT_LE((a - b).abs().maxCoeff(), 1e-12 * a.abs().maxCoeff());
+  // Blocks, not the whole: the block program took fewer points than the call has.
+  EXPECT_LT(blocked.cached_program_rows().front(), at.rows() / 2);
+  EXPECT_EQ(whole.cached_program_rows().front(), at.rows());
+  // Given values travel with their rows.
+  const MatrixD given =
+      blocked.evaluate_expressions_given(theta, at, {"u + 2*x"}, {}, {{"u", 0}}, values);
+  EXPECT_LE((given.col(0) - values.col(0) - 2 * at.col(0)).abs().maxCoeff(), 1e-15);
+}
+
 // u' = cos(4 x) on [-pi, pi], u(0) = 0 built in: 4 subdomains of 2 x 8 reach 1e-2.
 TEST(Decomposition, SmallFbpinnReachesItsError) {
   Problem p(jetpde::testing::small_fbpinn());
