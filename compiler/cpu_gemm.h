@@ -24,6 +24,12 @@ const char* sgemm_library();
 // regions need both (program.h, TiledRegion).
 bool sgemm_runs_per_thread();
 
+// Whether the CBLAS jetpde links (its f64 GEMMs; its f32 ones too where built without oneDNN) may
+// be called from every thread of an OpenMP team at once, each call running on its caller alone:
+// OpenBLAS's OpenMP build (openblas_get_parallel() == 2 runs one thread inside a parallel
+// region), with jetpde built with OpenMP. Other builds and libraries: false.
+bool cblas_runs_per_thread();
+
 // A bf16 x bf16 -> f32 GEMM with 16-bit instructions: oneDNN's matmul, where jetpde was built
 // with oneDNN and the CPU has AVX512-BF16 or AMX-BF16 (its implementation then multiplies bf16
 // pairs with dot-product instructions and accumulates in f32). Operands are raw bf16 bit patterns.

@@ -17,8 +17,9 @@ void sgemm_row_major(bool transpose_a, bool transpose_b, std::int64_t m, std::in
 
 const char* sgemm_library() { return "CBLAS (OpenBLAS)"; }
 
-// OpenBLAS's pthread build would start its own threads under every caller: no tiled regions.
-bool sgemm_runs_per_thread() { return false; }
+// OpenBLAS's pthread build would start its own threads under every caller: no tiled regions
+// there; its OpenMP build runs on the caller alone.
+bool sgemm_runs_per_thread() { return cblas_runs_per_thread(); }
 
 // Debian's OpenBLAS exports no bf16 GEMM (built without BUILD_BFLOAT16; bench/gemm/README.md):
 // bf16 policies emulate with sgemm on bf16-rounded operands.

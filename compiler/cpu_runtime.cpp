@@ -28,6 +28,9 @@
 #include "compiler/render_c.h"
 #include "compiler/runtime.h"
 
+// OpenBLAS's: 0 sequential, 1 pthreads, 2 OpenMP; absent from other CBLAS libraries (weak: null).
+extern "C" int openblas_get_parallel(void) __attribute__((weak));
+
 namespace jetpde::compiler {
 namespace {
 
@@ -46,31 +49,59 @@ T* address(char* arena, const Program& p, const View& v) {
   return reinterpret_cast<T*>(arena + b.offset) + v.row0 * b.shape.cols + v.col0;
 }
 
-// Rows per f32 GEMM call: libraries multiply 8192-row blocks of a skinny operand at least as
-// fast as one tall operand (OpenBLAS: 156 against 71 GFLOP/s for 8192 and 32768 rows x 64 x 64
-// in one bench/gemm run), so stacked GEMMs are issued block by block. A product that reduces over
-// the stacked rows (aᵀ b) accumulates its blocks.
+}  // namespace
+
+bool cblas_runs_per_thread() {
+#if defined(JETPDE_COMPILER_OPENMP)
+  return openblas_get_parallel != nullptr && openblas_get_parallel() == 2;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// Row-major c = op(a) op(b) + beta c in f32 (the library's sgemm) and in f64 (the CBLAS).
+void gemm_row_major(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
+                    float* c, std::int64_t ldc) {
+  sgemm_row_major(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm_row_major(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                    const double* a, std::int64_t lda, const double* b, std::int64_t ldb,
+                    double beta, double* c, std::int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// Rows per GEMM call: libraries multiply 8192-row blocks of a skinny operand at least as fast as
+// one tall operand (OpenBLAS: 156 against 71 GFLOP/s for 8192 and 32768 rows x 64 x 64 in f32
+// in one bench/gemm run; in f64, jetpde_bench's steps ran 10-20% faster in blocks), so stacked
+// GEMMs are issued block by block. A product that reduces over the stacked rows (aᵀ b)
+// accumulates its blocks.
 constexpr std::int64_t kGemmRowBlock = 8192;
 
-void run_sgemm(char* arena, const Program& p, const Gemm& g) {
+template <class T>
+void run_blas_gemm(char* arena, const Program& p, const Gemm& g) {
   const auto lda = p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
   const auto ldc = p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
   const auto m = g.c.shape.rows, n = g.c.shape.cols;
   const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
-  const float* a = address<float>(arena, p, g.a);
-  const float* b = address<float>(arena, p, g.b);
-  float* c = address<float>(arena, p, g.c);
+  const T* a = address<T>(arena, p, g.a);
+  const T* b = address<T>(arena, p, g.b);
+  T* c = address<T>(arena, p, g.c);
   if (g.transpose_a && !g.transpose_b) {  // c = Σ over row blocks of a_blockᵀ b_block
     for (std::int64_t r = 0; r < k; r += kGemmRowBlock)
-      sgemm_row_major(true, false, m, n, std::min(kGemmRowBlock, k - r), a + r * lda, lda,
-                      b + r * ldb, ldb, r == 0 ? 0.0f : 1.0f, c, ldc);
+      gemm_row_major(true, false, m, n, std::min(kGemmRowBlock, k - r), a + r * lda, lda,
+                     b + r * ldb, ldb, T(r == 0 ? 0 : 1), c, ldc);
   } else if (!g.transpose_a) {  // row blocks of a give row blocks of c
     for (std::int64_t r = 0; r < m; r += kGemmRowBlock)
-      sgemm_row_major(false, g.transpose_b, std::min(kGemmRowBlock, m - r), n, k, a + r * lda, lda,
-                      b, ldb, 0.0f, c + r * ldc, ldc);
+      gemm_row_major(false, g.transpose_b, std::min(kGemmRowBlock, m - r), n, k, a + r * lda, lda,
+                     b, ldb, T(0), c + r * ldc, ldc);
   } else {
-    sgemm_row_major(true, g.transpose_b, m, n, k, a, lda, b, ldb, 0.0f, c, ldc);
+    gemm_row_major(true, g.transpose_b, m, n, k, a, lda, b, ldb, T(0), c, ldc);
   }
 }
 
@@ -114,9 +145,9 @@ struct TileBf16 {
 };
 
 // Rows [i0, i1) of each block of `points` rows of a tiled region's GEMM (no transposed a:
-// tileable() in tile_regions.cpp), on the calling thread: the library's sgemm, or `bf16` where
-// the operands are packed bf16; one call for every block where a's and c's blocks follow one
-// another in the scratch.
+// tileable() in tile_regions.cpp), on the calling thread: the library's sgemm, the CBLAS's dgemm
+// (f64), or `bf16` where the operands are packed bf16; one call for every block where a's and c's
+// blocks follow one another in the scratch.
 void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, TileBf16 bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
@@ -125,19 +156,26 @@ void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, TileBf16 b
   const bool at_once = t.contiguous(g.a, rows) && t.contiguous(g.c, rows);
   const std::int64_t m = at_once ? g.c.shape.rows / t.points * rows : rows;
   Bf16Gemm* native = at_once ? bf16.blocks : bf16.block;
+  const bool f64 = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64;
+  const auto blas = [&](std::int64_t r, auto zero) {
+    using T = decltype(zero);
+    gemm_row_major(false, g.transpose_b, m, g.c.shape.cols, g.a.shape.cols, t.at<T>(g.a, r), lda,
+                   address<T>(t.arena, t.p, g.b), ldb, zero, t.at<T>(g.c, r), ldc);
+  };
   for (std::int64_t r = 0; r < (at_once ? t.points : g.c.shape.rows); r += t.points)
     if (native)
       native->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
                   t.at(g.c, r), thread);
+    else if (f64)
+      blas(r, 0.0);
     else
-      sgemm_row_major(false, g.transpose_b, m, g.c.shape.cols, g.a.shape.cols, t.at(g.a, r), lda,
-                      address<float>(t.arena, t.p, g.b), ldb, 0.0f, t.at(g.c, r), ldc);
+      blas(r, 0.0f);
 }
 
 // c_partial += aᵀ b over rows [i0, i1) of each block of `points` rows (a weight gradient in a tiled
-// region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense.
-// `bf16` and the single call as in run_gemm_tile (accumulating).
-void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float* partial,
+// region: tileable() in tile_regions.cpp), on the calling thread; `partial` is c's shape, dense,
+// of c's type. `bf16`, f64 and the single call as in run_gemm_tile (accumulating).
+void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, void* partial,
                        TileBf16 bf16, int thread) {
   const auto lda = t.p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols;
   const auto ldb = t.p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols;
@@ -145,12 +183,20 @@ void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, float*
   const bool at_once = t.contiguous(g.a, rows) && t.contiguous(g.b, rows);
   const std::int64_t k = at_once ? g.a.shape.rows / t.points * rows : rows;
   Bf16Gemm* native = at_once ? bf16.blocks : bf16.block;
+  const bool f64 = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64;
+  const auto blas = [&](std::int64_t r, auto one) {
+    using T = decltype(one);
+    gemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, k, t.at<T>(g.a, r), lda,
+                   t.at<T>(g.b, r), ldb, one, static_cast<T*>(partial), g.c.shape.cols);
+  };
   for (std::int64_t r = 0; r < (at_once ? t.points : g.a.shape.rows); r += t.points)
     if (native)
-      native->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r), partial, thread);
+      native->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r),
+                  static_cast<float*>(partial), thread);
+    else if (f64)
+      blas(r, 1.0);
     else
-      sgemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, k, t.at(g.a, r), lda,
-                      t.at(g.b, r), ldb, 1.0f, partial, g.c.shape.cols);
+      blas(r, 1.0f);
 }
 
 // The per-thread bf16 GEMM of a tiled region's GEMM `g` (two packed operands) over tiles of
@@ -166,17 +212,6 @@ std::unique_ptr<Bf16Gemm> prepare_bf16_tile_gemm(const Program& p, const Gemm& g
   return std::make_unique<Bf16Gemm>(
       false, g.transpose_b, rows, g.c.shape.cols, g.a.shape.cols, a.shape.cols, b.shape.cols,
       p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols, false, threads);
-}
-
-void run_dgemm(char* arena, const Program& p, const Gemm& g) {
-  const auto k = g.transpose_a ? g.a.shape.rows : g.a.shape.cols;
-  cblas_dgemm(
-      CblasRowMajor, g.transpose_a ? CblasTrans : CblasNoTrans,
-      g.transpose_b ? CblasTrans : CblasNoTrans, g.c.shape.rows, g.c.shape.cols, k, 1.0,
-      address<double>(arena, p, g.a), p.buffers[static_cast<std::size_t>(g.a.buffer)].shape.cols,
-      address<double>(arena, p, g.b), p.buffers[static_cast<std::size_t>(g.b.buffer)].shape.cols,
-      0.0, address<double>(arena, p, g.c),
-      p.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols);
 }
 
 // A GEMM of two packed bf16 operands, set up once with its shape and strides.
@@ -196,9 +231,9 @@ void run_gemm(char* arena, const Program& p, const Gemm& g, Bf16Gemm* bf16) {
     bf16->run(address<std::uint16_t>(arena, p, g.a), address<std::uint16_t>(arena, p, g.b),
               address<float>(arena, p, g.c));
   else if (p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
-    run_dgemm(arena, p, g);
+    run_blas_gemm<double>(arena, p, g);
   else
-    run_sgemm(arena, p, g);
+    run_blas_gemm<float>(arena, p, g);
 }
 
 std::uint16_t bf16_bits(double value) {
@@ -341,8 +376,8 @@ class CpuRuntime final : public Runtime {
 
   // A tiled region's entry points: each kernel's rows function and row sums (where it sums over
   // rows) with the offset of its accumulators in a thread's block of `stride` doubles.
-  // The weight gradients (c = aᵀ b) likewise: each thread's partial c at `sum_at` in its block of
-  // `sum_stride` floats.
+  // The weight gradients (c = aᵀ b) likewise: each thread's partial c (of c's type) at `sum_at`
+  // bytes in its block of `sum_stride` bytes (multiples of 64).
   struct RegionRun {
     std::size_t index = 0;            // in program_.regions
     std::vector<RowsFn> rows;         // by step - first; null for GEMMs
@@ -352,8 +387,8 @@ class CpuRuntime final : public Runtime {
     std::vector<double> partial;       // threads x stride
     std::vector<std::int64_t> sum_at;  // by step - first; -1 but for aᵀ b GEMMs
     std::int64_t sum_stride = 0;
-    std::vector<float> sum_partial;  // threads x sum_stride
-    bool automatic = false;          // TiledRegion::tune was set: its tile measured or cached
+    std::vector<double> sum_partial;  // threads x sum_stride bytes
+    bool automatic = false;           // TiledRegion::tune was set: its tile measured or cached
     // The locals (TiledRegion::locals) in a thread's scratch of one tile: each one's offset in
     // bytes per point of the tile (-1: in the arena), by sums_whole (the weight gradients' operands
     // are then read whole from the arena); locals used at disjoint steps share bytes.
@@ -529,7 +564,11 @@ class CpuRuntime final : public Runtime {
         if (sums) run.stride += k->domain.cols * static_cast<std::int64_t>(k->reductions.size());
         const auto* g = std::get_if<Gemm>(&program_.steps[static_cast<std::size_t>(s)].op);
         run.sum_at.push_back(g && g->transpose_a ? run.sum_stride : -1);
-        if (g && g->transpose_a) run.sum_stride += g->c.shape.size();
+        if (g && g->transpose_a) {  // c: f32 or f64, never packed
+          const bool f64 =
+              program_.buffers[static_cast<std::size_t>(g->c.buffer)].dtype == DType::f64;
+          run.sum_stride += (g->c.shape.size() * (f64 ? 8 : 4) + 63) / 64 * 64;
+        }
       }
       run.slot.assign(program_.buffers.size(), -1);
       for (std::size_t k = 0; k < r.locals.size(); ++k) {
@@ -557,7 +596,8 @@ class CpuRuntime final : public Runtime {
     const int nt = threads();
     run.partial.assign(static_cast<std::size_t>(nt * run.stride), 0.0);
     // Per-thread weight-gradient sums only where they are summed tile by tile.
-    run.sum_partial.assign(r.sums_whole ? 0 : static_cast<std::size_t>(nt * run.sum_stride), 0.0f);
+    run.sum_partial.assign(r.sums_whole ? 0 : static_cast<std::size_t>(nt * run.sum_stride / 8),
+                           0.0);
     const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
     char* arena = arena_;
     const Program& p = program_;
@@ -610,8 +650,9 @@ class CpuRuntime final : public Runtime {
       const std::int64_t thread = 0;
 #endif
       double* acc = run.partial.data() + thread * run.stride;
-      float* sums =
-          run.sum_partial.empty() ? nullptr : run.sum_partial.data() + thread * run.sum_stride;
+      char* sums = run.sum_partial.empty()
+                       ? nullptr
+                       : reinterpret_cast<char*>(run.sum_partial.data()) + thread * run.sum_stride;
       char* const* lb = run.lb.data() + static_cast<std::size_t>(thread) * nl;
       const long* lr = run.lr.data();
 #if defined(JETPDE_COMPILER_OPENMP)
@@ -646,7 +687,8 @@ class CpuRuntime final : public Runtime {
         run_whole(static_cast<std::size_t>(s));
       else if (run.sum_at[at] >= 0)
         add_partials(std::get<Gemm>(p.steps[static_cast<std::size_t>(s)].op),
-                     run.sum_partial.data() + run.sum_at[at], run.sum_stride, nt);
+                     reinterpret_cast<const char*>(run.sum_partial.data()) + run.sum_at[at],
+                     run.sum_stride, nt);
     }
   }
 
@@ -665,17 +707,26 @@ class CpuRuntime final : public Runtime {
     stats_.scratch_bytes = static_cast<std::int64_t>(scratch_.size()) * scratch_size_;
   }
 
-  // c = the threads' partial sums of a weight gradient, added in thread order.
-  void add_partials(const Gemm& g, const float* partial, std::int64_t stride, int threads) {
-    float* c = address<float>(arena_, program_, g.c);
-    const auto ldc = program_.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
-    const std::int64_t cols = g.c.shape.cols;
-    for (std::int64_t i = 0; i < g.c.shape.rows; ++i)
-      for (std::int64_t j = 0; j < cols; ++j) {
-        float sum = 0.0f;
-        for (int t = 0; t < threads; ++t) sum += partial[t * stride + i * cols + j];
-        c[i * ldc + j] = sum;
-      }
+  // c = the threads' partial sums of a weight gradient (each `stride` bytes after the one
+  // before), added in thread order.
+  void add_partials(const Gemm& g, const char* partial, std::int64_t stride, int threads) {
+    const auto add = [&](auto zero) {
+      using T = decltype(zero);
+      T* c = address<T>(arena_, program_, g.c);
+      const auto ldc = program_.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
+      const std::int64_t cols = g.c.shape.cols;
+      for (std::int64_t i = 0; i < g.c.shape.rows; ++i)
+        for (std::int64_t j = 0; j < cols; ++j) {
+          T sum = zero;
+          for (int t = 0; t < threads; ++t)
+            sum += reinterpret_cast<const T*>(partial + t * stride)[i * cols + j];
+          c[i * ldc + j] = sum;
+        }
+    };
+    if (program_.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
+      add(0.0);
+    else
+      add(0.0f);
   }
 
   void store(const Buffer& b, const MatrixD& value) {

@@ -167,10 +167,11 @@ Program lower_for(const Module& module, Backend backend, const CompileOptions& o
     pack_bf16_gemm_operands(program);
   const int n = plan_memory_within(program, options.memory_fraction);
   if (recomputed) *recomputed = n;
-  // Tiled regions on the CPU, where its sgemm runs per thread. Not under a memory budget: a region
-  // keeps its buffers live through all its steps, which the budget's plan did not count.
+  // Tiled regions on the CPU, where its sgemm runs per thread (its f64 GEMMs too where the CBLAS's
+  // dgemm does). Not under a memory budget: a region keeps its buffers live through all its steps,
+  // which the budget's plan did not count.
   if (backend == Backend::cpu && options.memory_fraction >= 1.0 && sgemm_runs_per_thread() &&
-      find_tiled_regions(program, tile_rows(options.cpu)) > 0)
+      find_tiled_regions(program, tile_rows(options.cpu), cblas_runs_per_thread()) > 0)
     plan_memory(program);
   if (!options.pipeline.dump_ir.empty()) dump_program(options.pipeline, program.to_text());
   return program;

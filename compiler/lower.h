@@ -34,9 +34,11 @@ std::vector<std::int64_t> place_by_size(const std::vector<Lifetime>& items, std:
 // of `tile` points (none when tile < 0 or a region would have fewer than two tiles); tile 0: the
 // tiles to be measured by the backend (TiledRegion::tune), regions wherever two tiles of
 // kMeasuredRegionTile fit. Later steps that can join a region and depend on none of the steps they
-// pass are moved up into it (only where a region is marked). Replaces program.regions; where it
-// marks any, the memory must be planned again after it. Returns how many it marked.
-int find_tiled_regions(Program& program, std::int64_t tile);
+// pass are moved up into it (only where a region is marked). GEMMs in f64 join regions only where
+// `f64_gemms` (the backend's dgemm runs on each calling thread alone: cblas_runs_per_thread()).
+// Replaces program.regions; where it marks any, the memory must be planned again after it.
+// Returns how many it marked.
+int find_tiled_regions(Program& program, std::int64_t tile, bool f64_gemms);
 
 // Rematerialization (remat.cpp): while the planned arena exceeds `target_bytes`, a temporary live
 // across the step with the most bytes live, stored whole by one kernel whose loads are live and

@@ -9,7 +9,8 @@
 // (stacked streams), or a GEMM c = aᵀ b summing over such rows (a weight gradient: each thread
 // accumulates aᵀ b over its tiles' rows into a partial c of its own, and the backend adds the
 // partials up after the region, as it does the row sums), with operands stored in f32 (bf16 and
-// f16 values rounded in f32 too) or packed bf16 (a native bf16 GEMM), not f64. What a region
+// f16 values rounded in f32 too), packed bf16 (a native bf16 GEMM) or f64 (where the CBLAS's dgemm
+// runs on each calling thread alone). What a region
 // writes must be read and written inside it only at rows i + b * points of the tile's points i:
 // no broadcast row, no offset that is not a whole block, no GEMM reading it as its right operand
 // in c = a b (that reads every row); a sum's result (a row reduction's, a weight gradient's),
@@ -50,20 +51,21 @@ std::vector<Access> accesses_of(const Step& step) {
 }
 
 // Whether `step` can run on the tiles of `points` rows, ignoring what other steps of the region
-// do with its buffers.
-bool tileable(const Program& p, const Step& step, std::int64_t points) {
+// do with its buffers; f64 GEMMs only where `f64_gemms`.
+bool tileable(const Program& p, const Step& step, std::int64_t points, bool f64_gemms) {
   if (const auto* k = std::get_if<Kernel>(&step.op)) return k->domain.rows == points;
   const Gemm& g = std::get<Gemm>(step.op);
   // Called by each thread on its tile: the library's sgemm where every operand is stored in f32
   // (f32, or bf16/f16 values rounded in f32), the native bf16 GEMM where both operands are packed
-  // bf16 (c f32); f64 GEMMs run whole.
+  // bf16 (c f32), the CBLAS's dgemm where they are f64 and it runs on its caller alone.
   const auto buffer = [&](const View& v) -> const Buffer& {
     return p.buffers[static_cast<std::size_t>(v.buffer)];
   };
   const bool native = buffer(g.a).packed && buffer(g.b).packed;
   for (const View* v : {&g.a, &g.b, &g.c}) {
     const Buffer& b = buffer(*v);
-    if (b.dtype == DType::f64 || (b.packed != native && v != &g.c) || (v == &g.c && b.packed))
+    if ((b.dtype == DType::f64 && !f64_gemms) || (b.packed != native && v != &g.c) ||
+        (v == &g.c && b.packed))
       return false;
   }
   if (g.transpose_a)  // aᵀ b: a sum over the rows of a and b, blocks of `points`
@@ -159,7 +161,7 @@ std::vector<TiledRegion::Local> region_locals(const Program& p, const TiledRegio
 
 }  // namespace
 
-int find_tiled_regions(Program& p, std::int64_t tile) {
+int find_tiled_regions(Program& p, std::int64_t tile, bool f64_gemms) {
   p.regions.clear();
   if (tile < 0) return 0;
   const bool tune = tile == 0;
@@ -178,7 +180,7 @@ int find_tiled_regions(Program& p, std::int64_t tile) {
     bool gemm = false, kernel = false;
     // Whether step `st` can run inside the region after the steps taken so far; and taking it.
     const auto fits = [&](const Step& st) {
-      if (!tileable(p, st, points)) return false;
+      if (!tileable(p, st, points, f64_gemms)) return false;
       const std::vector<Access> acc = accesses_of(st);
       for (const Access& a : acc) {
         const bool tile_only = within_tile(a, points);

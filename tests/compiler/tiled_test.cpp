@@ -25,7 +25,7 @@ namespace {
 
 Program lowered(std::span<const Var> outputs, std::int64_t tile) {
   Program p = lower(optimize(module_of(outputs), {}));
-  find_tiled_regions(p, tile);
+  find_tiled_regions(p, tile, cblas_runs_per_thread());
   plan_memory(p);
   return p;
 }
@@ -343,9 +343,9 @@ TEST(TiledRegions, WeightGradientsAreSummedTileByTile) {
 }
 
 // A later step that could join is moved only into a region that is kept: here the f64 GEMM ends
-// the first kernel's run, and the later kernel would join it, but a region without a GEMM is
-// not kept, so the steps stay in lowering's order (the memory plan is made again only for kept
-// regions).
+// the first kernel's run (f64 GEMMs not run per thread, as where the CBLAS is not OpenBLAS's
+// OpenMP build), and the later kernel would join it, but a region without a GEMM is not kept, so
+// the steps stay in lowering's order (the memory plan is made again only for kept regions).
 TEST(TiledRegions, NoStepIsMovedForARegionNotKept) {
   Graph g(DType::f64);
   const Var x = g.input("x", {1024, 8});
@@ -353,7 +353,7 @@ TEST(TiledRegions, NoStepIsMovedForARegionNotKept) {
   const Program plain = lower(optimize(module_of(outs), {}));
   ASSERT_EQ(plain.steps.size(), 3u) << plain.to_text();
   Program p = plain;
-  EXPECT_EQ(find_tiled_regions(p, 128), 0) << p.to_text();
+  EXPECT_EQ(find_tiled_regions(p, 128, false), 0) << p.to_text();
   EXPECT_EQ(p.to_text(), plain.to_text());
 }
 
@@ -536,6 +536,81 @@ TEST_P(TiledSixteenBit, GemmsRunInTheRegionAsWhole) {
   expect_region_buffers_apart(p);
   expect_as_whole(e, reference, w, outs.size(), 2e-5, 1e-3, precision_name(policy));
 }
+
+// In fp64 the GEMMs run in the regions too where the CBLAS's dgemm runs on each calling thread
+// alone (OpenBLAS's OpenMP build): each thread's dgemm over its tile, weight gradients into an f64
+// partial per thread. Every GEMM of the step then runs inside a region, and the values are those
+// of the steps run whole to f64 rounding, on 1 and 2 threads with a short last tile.
+class TiledF64 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TiledF64, GemmsRunInTheRegionAsWhole) {
+  if (!sgemm_runs_per_thread() || !cblas_runs_per_thread())
+    GTEST_SKIP() << "f64 tiles need a dgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload(GetParam(), {1000, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  CompileOptions whole;
+  whole.pipeline.precision = PrecisionPolicy::fp64;
+  whole.cpu.tile_rows = -1;
+  Executable reference(outs, whole);
+  reference.set(w.bindings);
+  reference.run();
+  CompileOptions tiled = whole;
+  tiled.cpu.tile_rows = 300;
+  Executable e(outs, tiled);
+  const Program& p = e.program();
+  ASSERT_FALSE(p.regions.empty()) << p.to_text();
+  int f64 = 0, outside = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s)
+    if (const auto* g = std::get_if<Gemm>(&p.steps[s].op)) {
+      bool in = false;
+      for (const TiledRegion& r : p.regions)
+        in = in || (static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last);
+      outside += in ? 0 : 1;
+      f64 += p.buffers[g->c.buffer].dtype == DType::f64 ? 1 : 0;
+    }
+  EXPECT_GT(f64, 0) << p.to_text();
+  EXPECT_EQ(outside, 0) << p.to_text();
+  expect_region_buffers_apart(p);
+  expect_as_whole(e, reference, w, outs.size(), 1e-12, 1e-3, GetParam());
+}
+
+// A small network in f64 as evaluations compile it: a 2-column input (k = 2), 12 wide, one output
+// column (n = 1), 300 points in tiles of 128, 100 and 64 (short last tiles), run twice.
+TEST(TiledF64, ANarrowNetworkRunsTileByTileAsWhole) {
+  if (!sgemm_runs_per_thread() || !cblas_runs_per_thread())
+    GTEST_SKIP() << "f64 tiles need a dgemm that runs on each thread";
+  Graph g(DType::f64);
+  const Var x = g.input("x", {300, 2});
+  const Var w0 = g.param("W0", {2, 12}), w1 = g.param("W1", {12, 12}), w2 = g.param("W2", {12, 1});
+  const Var b0 = g.param("b0", {1, 12});
+  const std::vector<Var> outs{matmul(tanh(matmul(tanh(matmul(x * 2.0, w0) + b0), w1)), w2)};
+  const Bindings values{{"x", MatrixD::Random(300, 2)},
+                        {"W0", MatrixD::Random(2, 12)},
+                        {"W1", MatrixD::Random(12, 12)},
+                        {"W2", MatrixD::Random(12, 1)},
+                        {"b0", MatrixD::Random(1, 12)}};
+  CompileOptions whole;
+  whole.pipeline.precision = PrecisionPolicy::fp64;
+  whole.cpu.tile_rows = -1;
+  Executable reference(outs, whole);
+  reference.set(values);
+  reference.run();
+  const MatrixD want = reference.output(0);
+  for (const std::int64_t tile : {128, 100, 64}) {
+    CompileOptions tiled = whole;
+    tiled.cpu.tile_rows = tile;
+    Executable e(outs, tiled);
+    ASSERT_EQ(e.program().regions.size(), 1u) << e.program().to_text();
+    e.set(values);
+    for (int run = 0; run < 2; ++run) {  // the GEMMs overwrite what the last run left
+      e.run();
+      EXPECT_LE((e.output(0) - want).cwiseAbs().maxCoeff(), 1e-13 * want.cwiseAbs().maxCoeff())
+          << "tiles of " << tile << ", run " << run;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, TiledF64, ::testing::Values("burgers", "order6", "poisson32d"));
 
 INSTANTIATE_TEST_SUITE_P(Policies, TiledSixteenBit,
                          ::testing::Values(PrecisionPolicy::bf16, PrecisionPolicy::bf16_wgrad,
