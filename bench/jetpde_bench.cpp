@@ -129,9 +129,9 @@ struct Result {
   // run whole, and how many steps they hold.
   double tiled_seconds = 0;
   int tiled_steps = 0;
-  // Each region's tile as the warm-up run measured it ("512,whole,256+w": +w where its weight
-  // gradients run whole after the tiles), and the seconds that took (JETPDE_TILE_ROWS unset or
-  // auto; a number fixes the tiles).
+  // Each region's tile as the warm-up run measured it ("512,whole,256+w/1t": +w where its weight
+  // gradients run whole after the tiles, /Nt where its tiles run on N threads, fewer than all),
+  // and the seconds that took (JETPDE_TILE_ROWS unset or auto; a number fixes the tiles).
   std::string tiles;
   double tile_seconds = 0;
   std::int64_t scratch_bytes = 0;  // the threads' tile scratches (CompileStats::scratch_bytes)
@@ -231,9 +231,11 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
   r.tiled_seconds = median(tiled);
   for (const compiler::TiledRegion& region : exe.program().regions) {
     r.tiled_steps += region.last - region.first;
-    r.tiles += (r.tiles.empty() ? "" : ",") +
-               (region.tile > 0 ? std::to_string(region.tile) : std::string("whole")) +
-               (region.tile > 0 && region.sums_whole ? "+w" : "");
+    r.tiles +=
+        (r.tiles.empty() ? "" : ",") +
+        (region.tile > 0 ? std::to_string(region.tile) : std::string("whole")) +
+        (region.tile > 0 && region.sums_whole ? "+w" : "") +
+        (region.tile > 0 && region.threads > 0 ? "/" + std::to_string(region.threads) + "t" : "");
   }
   r.tile_seconds = exe.stats().tile_seconds;
   r.scratch_bytes = exe.stats().scratch_bytes;

@@ -435,8 +435,9 @@ class CpuRuntime final : public Runtime {
   // this program on this CPU with as many threads) where it beats tiles of kPreferredTile by more
   // than kTileMargin; otherwise those: three runs do not tell apart candidates within the noise
   // of a shared machine (burgers picked 512 or 1024 and ran 5-8% slower than 256;
-  // bench/README.md, "Tiled regions"). Any candidate gives the region's values
-  // (a tile split moves only the last bits of row sums); the run goes on with the chosen one.
+  // bench/README.md, "Tiled regions"). Then whether the weight gradients run whole after the tiles,
+  // and on how many threads the tiles run. Any candidate gives the region's values (a tile or
+  // thread split moves only the last bits of row sums); the run goes on with the chosen one.
   void measure_tiles(RegionRun& run) {
     read_tile_cache();
     TiledRegion& r = program_.regions[run.index];
@@ -478,6 +479,26 @@ class CpuRuntime final : public Runtime {
         }
       r.sums_whole = whole < (1.0 - kTileMargin) * tiled;
     }
+    // Then, with those, the tiles split among half the threads, a quarter, ... one, five runs
+    // each: the fastest count kept where it beats all the threads by the margin (a few tiles
+    // among many threads leave most of them waiting at the region's barrier).
+    r.threads = 0;
+    if (chosen > 0 && threads() > 1) {
+      std::vector<int> counts;
+      for (int t = threads(); t >= 1; t /= 2) counts.push_back(t);
+      std::vector<double> fastest(counts.size(), INFINITY);
+      for (int k = 0; k < 5; ++k)
+        for (std::size_t i = 0; i < counts.size(); ++i) {
+          r.threads = counts[i];
+          const auto t = Clock::now();
+          run_region(run);
+          fastest[i] = std::min(fastest[i], seconds_since(t));
+        }
+      const auto best_fewer = std::min_element(fastest.begin() + 1, fastest.end());
+      r.threads = *best_fewer < (1.0 - kTileMargin) * fastest[0]
+                      ? counts[static_cast<std::size_t>(best_fewer - fastest.begin())]
+                      : 0;
+    }
     r.tune = false;
     scratch_.clear();  // sized for the largest candidate: made again for the tile chosen
     scratch_size_ = 0;
@@ -487,9 +508,10 @@ class CpuRuntime final : public Runtime {
   }
 
   // The tile cache: beside the shared object, one file per thread count, a line per measured
-  // region ("first last points tile sums_whole"). A line that matches no region to be measured,
-  // names a tile that is not a candidate or has other fields is ignored; a file that cannot be
-  // read or written is no error (the tiles are measured again).
+  // region ("first last points tile sums_whole threads"). A line that matches no region to be
+  // measured, names a tile that is not a candidate, a thread count out of range or has other
+  // fields is ignored; a file that cannot be read or written is no error (the tiles are measured
+  // again).
   std::string tile_cache_path() const {
     return object_->path() + ".tiles-" + std::to_string(threads()) + "-threads";
   }
@@ -501,9 +523,11 @@ class CpuRuntime final : public Runtime {
     for (std::string line; std::getline(in, line);) {
       std::istringstream fields(line);
       std::int64_t first = 0, last = 0, points = 0, tile = 0;
-      int sums_whole = 0;
+      int sums_whole = 0, split = 0;
       std::string more;
-      if (!(fields >> first >> last >> points >> tile >> sums_whole) || fields >> more) continue;
+      if (!(fields >> first >> last >> points >> tile >> sums_whole >> split) || fields >> more)
+        continue;
+      if (split < 0 || split >= threads()) continue;
       const bool candidate = tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(),
                                                      tile) != kTileCandidates.end() &&
                                            points >= 2 * tile);
@@ -512,6 +536,7 @@ class CpuRuntime final : public Runtime {
         if (r.tune && r.first == first && r.last == last && r.points == points) {
           r.tile = tile;
           r.sums_whole = sums_whole == 1;
+          r.threads = split;
           r.tune = false;
         }
     }
@@ -523,7 +548,7 @@ class CpuRuntime final : public Runtime {
       const TiledRegion& r = program_.regions[run.index];
       if (run.automatic && !r.tune)
         text << r.first << " " << r.last << " " << r.points << " " << r.tile << " "
-             << (r.sums_whole ? 1 : 0) << "\n";
+             << (r.sums_whole ? 1 : 0) << " " << r.threads << "\n";
     }
     const std::string path = tile_cache_path();
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -593,7 +618,7 @@ class CpuRuntime final : public Runtime {
       for (int s = r.first; s < r.last; ++s) run_whole(static_cast<std::size_t>(s));
       return;
     }
-    const int nt = threads();
+    const int nt = r.threads > 0 ? std::min(r.threads, threads()) : threads();
     run.partial.assign(static_cast<std::size_t>(nt * run.stride), 0.0);
     // Per-thread weight-gradient sums only where they are summed tile by tile.
     run.sum_partial.assign(r.sums_whole ? 0 : static_cast<std::size_t>(nt * run.sum_stride / 8),

@@ -85,7 +85,7 @@ std::string Program::to_text() const {
       os << "run whole (tiles measured slower)\n";
     else
       os << "tiles of " << r.tile << (r.sums_whole ? ", weight gradients whole after them" : "")
-         << "\n";
+         << (r.threads > 0 ? ", on " + std::to_string(r.threads) + " threads" : "") << "\n";
     if (!r.locals.empty()) {
       os << "  " << r.locals.size() << " locals:";
       for (const TiledRegion::Local& l : r.locals)

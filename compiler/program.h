@@ -114,6 +114,9 @@ struct TiledRegion {
   // the region live through it). Measured with the tile: narrow layers' per-tile sums are small
   // library calls.
   bool sums_whole = false;
+  // The threads the region's tiles are split among: 0 for all the backend's (OpenMP's), else
+  // that many where measured faster with the tile (few tiles among many threads).
+  int threads = 0;
   // The buffers that live within the region's tiles (region_locals, tile_regions.cpp): written
   // and read only inside it, each read after a write covering it, not an output. The backend may
   // keep them, tile by tile, in a scratch of one tile's rows per thread (reused from tile to tile,

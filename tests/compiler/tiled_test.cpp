@@ -454,30 +454,45 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   }
 
   // Tiles of 128 everywhere, as if measured so, with the weight gradients summed per tile and
-  // then whole after the tiles: the next executable runs them.
+  // then whole after the tiles, on all threads and on one: the next executable runs them.
+  const int threads = omp_get_max_threads();
   for (const int sums_whole : {0, 1}) {
-    {
-      std::ofstream out(files[0]);
-      for (const TiledRegion& r : first.program().regions)
-        out << r.first << " " << r.last << " " << r.points << " 128 " << sums_whole << "\n";
-    }
-    Executable second(outs, automatic);
-    const std::string what = "from the cache, sums_whole " + std::to_string(sums_whole);
-    expect_values(second, what);
-    EXPECT_EQ(second.stats().tiles_measured, 0) << what;
-    for (const TiledRegion& r : second.program().regions) {
-      EXPECT_EQ(r.tile, 128) << what;
-      EXPECT_EQ(r.sums_whole, sums_whole == 1) << what;
+    std::int64_t scratch_all = 0;  // the tile scratches of all threads (one per thread)
+    for (const int split : {0, 1}) {
+      if (split >= threads) continue;
+      {
+        std::ofstream out(files[0]);
+        for (const TiledRegion& r : first.program().regions)
+          out << r.first << " " << r.last << " " << r.points << " 128 " << sums_whole << " "
+              << split << "\n";
+      }
+      Executable second(outs, automatic);
+      const std::string what = "from the cache, sums_whole " + std::to_string(sums_whole) +
+                               ", threads " + std::to_string(split);
+      expect_values(second, what);
+      EXPECT_EQ(second.stats().tiles_measured, 0) << what;
+      for (const TiledRegion& r : second.program().regions) {
+        EXPECT_EQ(r.tile, 128) << what;
+        EXPECT_EQ(r.sums_whole, sums_whole == 1) << what;
+        EXPECT_EQ(r.threads, split) << what;
+      }
+      if (split == 0)
+        scratch_all = second.stats().scratch_bytes;
+      else
+        EXPECT_EQ(second.stats().scratch_bytes * threads, scratch_all) << what << ": one scratch";
     }
   }
 
-  // A damaged file, one naming a tile that is not a candidate, and a line of the old layout
-  // (without sums_whole): measured again.
+  // A damaged file, one naming a tile that is not a candidate, lines of older layouts (without
+  // sums_whole, without threads), a bad sums_whole and a thread count out of range: measured
+  // again.
   const TiledRegion& r0 = first.program().regions[0];
   const std::string head =
       std::to_string(r0.first) + " " + std::to_string(r0.last) + " " + std::to_string(r0.points);
   for (const std::string& text :
-       {std::string("garbage\n1 2"), head + " 300 0\n", head + " 128\n", head + " 128 2\n"}) {
+       {std::string("garbage\n1 2"), head + " 300 0 0\n", head + " 128\n", head + " 128 0\n",
+        head + " 128 2 0\n", head + " 128 0 " + std::to_string(threads) + "\n",
+        head + " 128 0 -1\n"}) {
     { std::ofstream(files[0]) << text; }
     Executable again(outs, automatic);
     expect_values(again, "after '" + text + "'");
