@@ -25,10 +25,15 @@ struct CpuCompileOptions {
   // running whole, and kept in the compile cache for this CPU, program and thread count;
   // negative: every step runs whole.
   std::int64_t tile_rows = 0;
+  // Whether auto measures the tiles (on a program's first run: some 30 runs of each region, a
+  // cost only a program run many times repays, as a training step is). false: auto means tiles
+  // of kPreferredTile, unmeasured (evaluation programs, run a few times each).
+  bool measure_tiles = true;
 };
 
-// options.tile_rows resolved (the environment, the default): > 0 that many points, 0 auto, < 0
-// no tiling. UserError naming JETPDE_TILE_ROWS when it is neither a number nor auto.
+// options.tile_rows resolved (the environment, the default): > 0 that many points, 0 auto
+// (measured; kPreferredTile where options.measure_tiles is false), < 0 no tiling. UserError
+// naming JETPDE_TILE_ROWS when it is neither a number nor auto.
 std::int64_t tile_rows(const CpuCompileOptions& options);
 
 // A loaded shared object. It stays loaded for the life of the process (see the destructor).

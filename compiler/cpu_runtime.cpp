@@ -105,9 +105,8 @@ void run_blas_gemm(char* arena, const Program& p, const Gemm& g) {
   }
 }
 
-// Measured tiles (CpuRuntime::measure_tiles): the tile kept unless another candidate is faster by
-// more than the margin.
-constexpr std::int64_t kPreferredTile = 256;
+// Measured tiles (CpuRuntime::measure_tiles): kPreferredTile (program.h) kept unless another
+// candidate is faster by more than this margin.
 constexpr double kTileMargin = 0.05;
 
 // Where one tile's rows of a tiled region's buffers are, on one thread: in the arena, or, for the

@@ -179,8 +179,9 @@ Program lower_for(const Module& module, Backend backend, const CompileOptions& o
 
 std::int64_t tile_rows(const CpuCompileOptions& options) {
   if (options.tile_rows != 0) return options.tile_rows;
+  const std::int64_t automatic = options.measure_tiles ? 0 : kPreferredTile;
   if (const char* env = std::getenv("JETPDE_TILE_ROWS"); env && *env) {
-    if (std::string(env) == "auto") return 0;
+    if (std::string(env) == "auto") return automatic;
     char* end = nullptr;
     const long long v = std::strtoll(env, &end, 10);
     if (*end != '\0')
@@ -189,7 +190,7 @@ std::int64_t tile_rows(const CpuCompileOptions& options) {
                       "auto");
     return v > 0 ? v : -1;
   }
-  return 0;
+  return automatic;
 }
 
 Program plan_program(std::span<const Var> outputs, const CompileOptions& options) {

@@ -140,6 +140,9 @@ inline constexpr std::array<std::int64_t, 8> kTileCandidates{32,  64,   128,  25
 // Regions to be measured are formed where at least two tiles of this many points fit (smaller
 // point sets run whole, unmeasured).
 inline constexpr std::int64_t kMeasuredRegionTile = 128;
+// The tile a measured region keeps unless another candidate beats it by the runtime's margin, and
+// the tile of programs that do not measure (CpuCompileOptions::measure_tiles).
+inline constexpr std::int64_t kPreferredTile = 256;
 
 struct Program {
   std::vector<Buffer> buffers;

@@ -1335,6 +1335,12 @@ double Problem::param(const Eigen::VectorXd& theta, const std::string& name) con
                   (pde_params_.empty() ? std::string("none") : joined(pde_params_)) + ")");
 }
 
+compiler::CompileOptions Problem::evaluation_options() const {
+  compiler::CompileOptions o = spec_.compile;
+  o.cpu.measure_tiles = false;
+  return o;
+}
+
 Problem::Program& Problem::program(const std::string& what, const MatrixD& at,
                                    Eigen::Index value_columns, const ProgramBuilder& build) {
   const Eigen::Index rows = at.rows();
@@ -1353,7 +1359,7 @@ Problem::Program& Problem::program(const std::string& what, const MatrixD& at,
   p.values = value_columns > 0;
   const std::vector<Var> out = program_graph(*p.graph, layout, rows, value_columns, build);
   p.outputs = out.size();
-  p.exe = std::make_unique<compiler::Executable>(out, spec_.compile);
+  p.exe = std::make_unique<compiler::Executable>(out, evaluation_options());
   programs_.emplace_front(key, std::move(p));
   if (programs_.size() > kCachedPrograms) programs_.pop_back();
   return programs_.front().second;
@@ -1417,7 +1423,7 @@ Eigen::Index Problem::evaluation_rows(const std::string& what, const MatrixD& at
     Graph g(DType::f64);
     const std::vector<Var> out =
         program_graph(g, layout, kEvaluationProbeRows, value_columns, build);
-    return static_cast<double>(compiler::estimate_memory(out, spec_.compile).arena_bytes) /
+    return static_cast<double>(compiler::estimate_memory(out, evaluation_options()).arena_bytes) /
            kEvaluationProbeRows;
   };
   double per_row = 0;

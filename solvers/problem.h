@@ -161,6 +161,10 @@ class Problem {
     // decomposed model; the program's layout is part of its key).
     std::vector<Eigen::Index> order;
   };
+  // The compile options of evaluation programs: the spec's, with tiles of kPreferredTile where
+  // auto would measure them (a program run a few times would spend more on measuring, some 30 runs
+  // of each region, than on its runs: 200,000 points of `jetpde eval` took 15 s, not 0.7 s).
+  compiler::CompileOptions evaluation_options() const;
   // The outputs of a program from its graph's model and points input.
   using ProgramBuilder = std::function<std::vector<Var>(const ModelGraph&, Var points)>;
   // evaluate_expressions' outputs: `expressions` at the points, each [rows, 1].

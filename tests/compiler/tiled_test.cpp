@@ -502,6 +502,38 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   std::filesystem::remove_all(cache);
 }
 
+// Auto without measuring (CpuCompileOptions::measure_tiles false: evaluation programs): every
+// region's tile is kPreferredTile from the start, nothing is measured on the first run, and
+// JETPDE_TILE_ROWS=auto means the same.
+TEST(TiledRegions, UnmeasuredAutoTilesAreThePreferredTile) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload("burgers", {1000, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  const char* env = std::getenv("JETPDE_TILE_ROWS");
+  const std::string saved = env ? env : "";
+  CompileOptions o;
+  o.cpu.measure_tiles = false;
+  for (const char* setting : {"", "auto"}) {
+    ::setenv("JETPDE_TILE_ROWS", setting, 1);
+    EXPECT_EQ(tile_rows(o.cpu), kPreferredTile) << "JETPDE_TILE_ROWS='" << setting << "'";
+    Executable e(outs, o);
+    ASSERT_FALSE(e.program().regions.empty()) << e.program().to_text();
+    e.set(w.bindings);
+    e.run();
+    EXPECT_EQ(e.stats().tiles_measured, 0);
+    for (const TiledRegion& r : e.program().regions) {
+      EXPECT_FALSE(r.tune);
+      EXPECT_EQ(r.tile, kPreferredTile);
+    }
+  }
+  ::setenv("JETPDE_TILE_ROWS", "64", 1);  // a number still fixes the tiles
+  EXPECT_EQ(tile_rows(o.cpu), 64);
+  if (env)
+    ::setenv("JETPDE_TILE_ROWS", saved.c_str(), 1);
+  else
+    ::unsetenv("JETPDE_TILE_ROWS");
+}
+
 // Under the 16-bit policies the GEMMs run in the regions too: native bf16 GEMMs on packed
 // operands (each thread its own oneDNN matmul over its tile; c += aᵀ b into its partial for the
 // weight gradients), f16 and emulated bf16 ones as the sgemm of f32-stored values; weights cast
