@@ -541,6 +541,26 @@ TEST(TiledRegions, UnmeasuredAutoTilesAreThePreferredTile) {
 // region holding every GEMM under the bf16 policies (fp16 scales each operand by its rms over
 // all rows first: a sum that ends regions), and gives the values of its steps run whole, on 1
 // and 2 threads with a short last tile.
+// Options under `policy` with tiles of `tile` points (-1: every step whole).
+CompileOptions with_tiles(PrecisionPolicy policy, std::int64_t tile) {
+  CompileOptions o;
+  o.pipeline.precision = policy;
+  o.cpu.tile_rows = tile;
+  return o;
+}
+
+// How many of p's GEMMs run outside every region.
+int gemms_outside_regions(const Program& p) {
+  int outside = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    bool in = false;
+    for (const TiledRegion& r : p.regions)
+      in = in || (static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last);
+    outside += std::holds_alternative<Gemm>(p.steps[s].op) && !in ? 1 : 0;
+  }
+  return outside;
+}
+
 class TiledSixteenBit : public ::testing::TestWithParam<PrecisionPolicy> {};
 
 TEST_P(TiledSixteenBit, GemmsRunInTheRegionAsWhole) {
@@ -548,32 +568,23 @@ TEST_P(TiledSixteenBit, GemmsRunInTheRegionAsWhole) {
   const PrecisionPolicy policy = GetParam();
   const bench::Workload w = bench::build_workload("burgers", {1000, DType::f32});
   const std::vector<Var> outs = w.step_outputs();
-  CompileOptions whole;
-  whole.pipeline.precision = policy;
-  whole.cpu.tile_rows = -1;
-  Executable reference(outs, whole);
+  Executable reference(outs, with_tiles(policy, -1));
   reference.set(w.bindings);
   reference.run();
-  CompileOptions tiled = whole;
-  tiled.cpu.tile_rows = 300;
-  Executable e(outs, tiled);
+  Executable e(outs, with_tiles(policy, 300));
   const Program& p = e.program();
   const bool scaled = policy == PrecisionPolicy::fp16;
   ASSERT_FALSE(p.regions.empty()) << p.to_text();
   if (!scaled) {
     ASSERT_EQ(p.regions.size(), 1u) << p.to_text();
   }
-  int gemms = 0, packed = 0, outside = 0;
-  for (std::size_t s = 0; s < p.steps.size(); ++s)
-    if (const auto* g = std::get_if<Gemm>(&p.steps[s].op)) {
-      bool in = false;
-      for (const TiledRegion& r : p.regions)
-        in = in || (static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last);
-      outside += in ? 0 : 1;
+  int gemms = 0, packed = 0;
+  for (const Step& step : p.steps)
+    if (const auto* g = std::get_if<Gemm>(&step.op)) {
       ++gemms;
       packed += p.buffers[g->a.buffer].packed ? 1 : 0;
     }
-  EXPECT_EQ(outside, 0) << p.to_text();
+  EXPECT_EQ(gemms_outside_regions(p), 0) << p.to_text();
   EXPECT_EQ(packed, policy != PrecisionPolicy::fp16 && native_bf16_gemm_available()
                         ? e.stats().native_bf16_gemms
                         : 0);
@@ -595,28 +606,18 @@ TEST_P(TiledF64, GemmsRunInTheRegionAsWhole) {
     GTEST_SKIP() << "f64 tiles need a dgemm that runs on each thread";
   const bench::Workload w = bench::build_workload(GetParam(), {1000, DType::f32});
   const std::vector<Var> outs = w.step_outputs();
-  CompileOptions whole;
-  whole.pipeline.precision = PrecisionPolicy::fp64;
-  whole.cpu.tile_rows = -1;
-  Executable reference(outs, whole);
+  Executable reference(outs, with_tiles(PrecisionPolicy::fp64, -1));
   reference.set(w.bindings);
   reference.run();
-  CompileOptions tiled = whole;
-  tiled.cpu.tile_rows = 300;
-  Executable e(outs, tiled);
+  Executable e(outs, with_tiles(PrecisionPolicy::fp64, 300));
   const Program& p = e.program();
   ASSERT_FALSE(p.regions.empty()) << p.to_text();
-  int f64 = 0, outside = 0;
-  for (std::size_t s = 0; s < p.steps.size(); ++s)
-    if (const auto* g = std::get_if<Gemm>(&p.steps[s].op)) {
-      bool in = false;
-      for (const TiledRegion& r : p.regions)
-        in = in || (static_cast<int>(s) >= r.first && static_cast<int>(s) < r.last);
-      outside += in ? 0 : 1;
+  int f64 = 0;
+  for (const Step& step : p.steps)
+    if (const auto* g = std::get_if<Gemm>(&step.op))
       f64 += p.buffers[g->c.buffer].dtype == DType::f64 ? 1 : 0;
-    }
   EXPECT_GT(f64, 0) << p.to_text();
-  EXPECT_EQ(outside, 0) << p.to_text();
+  EXPECT_EQ(gemms_outside_regions(p), 0) << p.to_text();
   expect_region_buffers_apart(p);
   expect_as_whole(e, reference, w, outs.size(), 1e-12, 1e-3, GetParam());
 }
@@ -636,17 +637,12 @@ TEST(TiledF64, ANarrowNetworkRunsTileByTileAsWhole) {
                         {"W1", MatrixD::Random(12, 12)},
                         {"W2", MatrixD::Random(12, 1)},
                         {"b0", MatrixD::Random(1, 12)}};
-  CompileOptions whole;
-  whole.pipeline.precision = PrecisionPolicy::fp64;
-  whole.cpu.tile_rows = -1;
-  Executable reference(outs, whole);
+  Executable reference(outs, with_tiles(PrecisionPolicy::fp64, -1));
   reference.set(values);
   reference.run();
   const MatrixD want = reference.output(0);
   for (const std::int64_t tile : {128, 100, 64}) {
-    CompileOptions tiled = whole;
-    tiled.cpu.tile_rows = tile;
-    Executable e(outs, tiled);
+    Executable e(outs, with_tiles(PrecisionPolicy::fp64, tile));
     ASSERT_EQ(e.program().regions.size(), 1u) << e.program().to_text();
     e.set(values);
     for (int run = 0; run < 2; ++run) {  // the GEMMs overwrite what the last run left
