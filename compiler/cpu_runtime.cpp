@@ -396,10 +396,13 @@ class CpuRuntime final : public Runtime {
       std::int64_t per_point = 0;
     };
     std::array<ScratchPlan, 2> plans;
-    std::int64_t local_bytes = 0;  // the locals' bytes in the arena
-    std::vector<int> slot;         // by buffer: its slot in TiledRegion::locals, or -1
-    std::vector<char*> lb;         // threads x locals: where each thread's tile of each local is
-    std::vector<long> lr;          // 2 x locals: rows per block, and 1 where counted from i0
+    std::int64_t local_bytes = 0;  // the locals' bytes (as they would take in the arena)
+    // Some local is Buffer::scratch_only (no arena bytes): the region runs in tiles only, its
+    // scratch-only locals always in the scratch.
+    bool scratch_only = false;
+    std::vector<int> slot;  // by buffer: its slot in TiledRegion::locals, or -1
+    std::vector<char*> lb;  // threads x locals: where each thread's tile of each local is
+    std::vector<long> lr;   // 2 x locals: rows per block, and 1 where counted from i0
     // By step - first: the native bf16 GEMMs' per-thread forms, one per tile height used (kept),
     // and those of this run's tile and its last tile (null for other steps).
     std::vector<std::vector<std::pair<std::int64_t, std::unique_ptr<Bf16Gemm>>>> bf16;
@@ -442,7 +445,8 @@ class CpuRuntime final : public Runtime {
     TiledRegion& r = program_.regions[run.index];
     if (!r.tune) return;  // found in the cache
     const auto start = Clock::now();
-    std::vector<std::int64_t> candidates{0};
+    std::vector<std::int64_t> candidates;
+    if (!run.scratch_only) candidates.push_back(0);  // whole: its locals have arena bytes
     for (const std::int64_t c : kTileCandidates)
       if (r.points >= 2 * c) candidates.push_back(c);
     double best = INFINITY, preferred = INFINITY;
@@ -531,13 +535,16 @@ class CpuRuntime final : public Runtime {
                                                      tile) != kTileCandidates.end() &&
                                            points >= 2 * tile);
       if (!candidate || (sums_whole != 0 && sums_whole != 1)) continue;
-      for (TiledRegion& r : program_.regions)
+      for (const RegionRun& run : regions_) {
+        TiledRegion& r = program_.regions[run.index];
+        if (tile == 0 && run.scratch_only) continue;  // a region that cannot run whole
         if (r.tune && r.first == first && r.last == last && r.points == points) {
           r.tile = tile;
           r.sums_whole = sums_whole == 1;
           r.threads = split;
           r.tune = false;
         }
+      }
     }
   }
 
@@ -597,7 +604,9 @@ class CpuRuntime final : public Runtime {
       run.slot.assign(program_.buffers.size(), -1);
       for (std::size_t k = 0; k < r.locals.size(); ++k) {
         run.slot[static_cast<std::size_t>(r.locals[k].buffer)] = static_cast<int>(k);
-        run.local_bytes += program_.buffers[static_cast<std::size_t>(r.locals[k].buffer)].bytes();
+        const Buffer& b = program_.buffers[static_cast<std::size_t>(r.locals[k].buffer)];
+        run.local_bytes += b.bytes();
+        run.scratch_only = run.scratch_only || b.scratch_only;
       }
       run.plans = {plan_scratch(program_, r, false), plan_scratch(program_, r, true)};
       run.bf16.resize(static_cast<std::size_t>(r.last - r.first));
@@ -610,10 +619,11 @@ class CpuRuntime final : public Runtime {
   // Tile after tile, each running the region's steps on its points; tiles split statically among
   // the threads (each thread's tiles in order), row sums and weight gradients per thread, added
   // in thread order (or the weight gradients whole after the tiles: sums_whole). A region whose
-  // tile is 0 runs its steps whole.
+  // tile is 0 runs its steps whole (never one with scratch-only locals).
   void run_region(RegionRun& run) {
     const TiledRegion& r = program_.regions[run.index];
     if (r.tile == 0) {
+      check_internal(!run.scratch_only, "a region with scratch-only locals run whole");
       for (int s = r.first; s < r.last; ++s) run_whole(static_cast<std::size_t>(s));
       return;
     }
@@ -625,10 +635,12 @@ class CpuRuntime final : public Runtime {
     const std::int64_t tiles = (r.points + r.tile - 1) / r.tile;
     char* arena = arena_;
     const Program& p = program_;
-    // The locals in each thread's scratch where its tiles take no more than the arena does.
+    // The locals in each thread's scratch: always where some have no arena bytes, else where the
+    // threads' tiles take no more than the arena does.
     const RegionRun::ScratchPlan& plan = run.plans[r.sums_whole ? 1 : 0];
     const std::int64_t scratch_bytes = r.tile * plan.per_point;
-    const bool scratch = scratch_bytes > 0 && nt * scratch_bytes <= run.local_bytes;
+    const bool scratch =
+        scratch_bytes > 0 && (run.scratch_only || nt * scratch_bytes <= run.local_bytes);
     if (scratch) reserve_scratch(nt, scratch_bytes);
     const std::size_t nl = r.locals.size();
     run.lr.resize(2 * nl);

@@ -80,6 +80,10 @@ void write_atomically(const std::string& path, const std::string& text) {
 
 const Buffer& checked_input(const Program& program, const LibrarySpec& spec) {
   check_name(spec.name);
+  // The library runs every step whole, at the arena offsets of the memory plan.
+  check_internal(program.regions.empty(),
+                 "library: a program with tiled regions (plan it with "
+                 "cpu.tile_rows -1)");
   const auto d = static_cast<std::int64_t>(spec.coordinates.size());
   int input = -1;
   for (std::size_t i = 0; i < program.buffers.size(); ++i) {

@@ -75,15 +75,18 @@ void plan_memory(Program& p) {
   for (std::size_t b = 0; b < n; ++b)
     if (last[b] < 0) first[b] = last[b] = -1;  // never used by a step (an output that is a leaf)
 
+  // A region's scratch-only locals take no arena bytes (the backend's tile scratch holds them).
   std::vector<Lifetime> lifetimes(n);
-  for (std::size_t b = 0; b < n; ++b) lifetimes[b] = {p.buffers[b].bytes(), first[b], last[b]};
+  for (std::size_t b = 0; b < n; ++b)
+    lifetimes[b] = {p.buffers[b].scratch_only ? 0 : p.buffers[b].bytes(), first[b], last[b]};
   const std::vector<std::int64_t> offsets = place_by_size(lifetimes, &p.arena_bytes);
-  for (std::size_t b = 0; b < n; ++b) p.buffers[b].offset = offsets[b];
+  for (std::size_t b = 0; b < n; ++b)
+    p.buffers[b].offset = p.buffers[b].scratch_only ? -1 : offsets[b];
   p.peak_live_bytes = 0;
   for (int s = -1; s <= last_step; ++s) {
     std::int64_t live = 0;
     for (std::size_t b = 0; b < n; ++b)
-      if (first[b] <= s && s <= last[b]) live += p.buffers[b].bytes();
+      if (first[b] <= s && s <= last[b]) live += lifetimes[b].bytes;
     p.peak_live_bytes = std::max(p.peak_live_bytes, live);
   }
 }

@@ -65,6 +65,7 @@ std::string Program::to_text() const {
        << (buf.packed ? " packed" : "") << buf.shape.str();
     if (!buf.name.empty()) os << " '" << buf.name << "'";
     if (buf.offset >= 0) os << " @" << buf.offset;
+    if (buf.scratch_only) os << " @scratch";
     os << "\n";
   }
   for (std::size_t s = 0; s < steps.size(); ++s) {

@@ -26,6 +26,10 @@ struct Buffer {
   // (pack_bf16_gemm_operands).
   DType dtype = DType::f32;
   bool packed = false;
+  // A tiled region's local that the backend keeps in a thread's tile scratch, always
+  // (find_tiled_regions: every local but the weight gradients' operands): no bytes in the arena,
+  // offset -1.
+  bool scratch_only = false;
   std::vector<double> data;  // constants
   std::int64_t offset = -1;  // bytes from the arena's start, set by the memory plan
   std::int64_t bytes() const;

@@ -163,6 +163,7 @@ std::vector<TiledRegion::Local> region_locals(const Program& p, const TiledRegio
 
 int find_tiled_regions(Program& p, std::int64_t tile, bool f64_gemms) {
   p.regions.clear();
+  for (Buffer& b : p.buffers) b.scratch_only = false;
   if (tile < 0) return 0;
   const bool tune = tile == 0;
   if (tune) tile = kMeasuredRegionTile;
@@ -265,7 +266,14 @@ int find_tiled_regions(Program& p, std::int64_t tile, bool f64_gemms) {
       ++s;
     }
   }
-  for (TiledRegion& r : p.regions) r.locals = region_locals(p, r);
+  for (TiledRegion& r : p.regions) {
+    r.locals = region_locals(p, r);
+    // Every local but the weight gradients' operands (which the region may read whole after its
+    // tiles: sums_whole) lives in the backend's tile scratch only: the region always runs in
+    // tiles, and the memory plan gives those locals no arena bytes.
+    for (const TiledRegion::Local& l : r.locals)
+      if (!l.summed) p.buffers[static_cast<std::size_t>(l.buffer)].scratch_only = true;
+  }
   return static_cast<int>(p.regions.size());
 }
 

@@ -1570,6 +1570,7 @@ Problem::ExportedProgram Problem::exported_program(const Eigen::VectorXd& theta,
   const std::vector<Var> out = program_graph(g, layout, rows, 0, expressions_builder(expressions));
   compiler::CompileOptions options = spec_.compile;
   options.backend = backend;
+  options.cpu.tile_rows = -1;  // the library runs every step whole: no tiled regions
   const Bindings values = objective_->layout().unflatten(theta);
   return {.program = compiler::plan_program(out, options),
           .values = {values.begin(), values.end()}};
