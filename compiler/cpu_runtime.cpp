@@ -108,6 +108,8 @@ void run_blas_gemm(char* arena, const Program& p, const Gemm& g) {
 // Measured tiles (CpuRuntime::measure_tiles): kPreferredTile (program.h) kept unless another
 // candidate is faster by more than this margin.
 constexpr double kTileMargin = 0.05;
+// Thread splits are measured only for regions with fewer tiles a thread than this.
+constexpr std::int64_t kTilesPerThreadToSplit = 4;
 
 // Where one tile's rows of a tiled region's buffers are, on one thread: in the arena, or, for the
 // region's locals (TiledRegion::locals, slot by buffer), where the thread's table puts them (the
@@ -482,11 +484,15 @@ class CpuRuntime final : public Runtime {
         }
       r.sums_whole = whole < (1.0 - kTileMargin) * tiled;
     }
-    // Then, with those, the tiles split among half the threads, a quarter, ... one, five runs
-    // each: the fastest count kept where it beats all the threads by the margin (a few tiles
-    // among many threads leave most of them waiting at the region's barrier).
+    // Then, with those, where the region has fewer than kTilesPerThreadToSplit tiles a thread, the
+    // tiles split among half the threads, a quarter, ... one, five runs each: the fastest count
+    // kept where it beats all the threads by the margin (a few tiles among many threads leave most
+    // of them waiting at the region's barrier). Not where each thread has tiles enough: measured
+    // while another process takes a core, fewer threads win by 2x (bench/gemm/README.md, "Threads
+    // under load"), and the choice would stay in the cache.
     r.threads = 0;
-    if (chosen > 0 && threads() > 1) {
+    if (chosen > 0 && threads() > 1 &&
+        (r.points + chosen - 1) / chosen < kTilesPerThreadToSplit * threads()) {
       std::vector<int> counts;
       for (int t = threads(); t >= 1; t /= 2) counts.push_back(t);
       std::vector<double> fastest(counts.size(), INFINITY);
