@@ -75,6 +75,15 @@ void gemm_row_major(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
+// f(T{}) with T the element type of `b`, a buffer of an f32 or f64 GEMM (not packed bf16).
+template <class F>
+void with_element_type(const Buffer& b, F f) {
+  if (b.dtype == DType::f64)
+    f(0.0);
+  else
+    f(0.0f);
+}
+
 // Rows per GEMM call: libraries multiply 8192-row blocks of a skinny operand at least as fast as
 // one tall operand (OpenBLAS: 156 against 71 GFLOP/s for 8192 and 32768 rows x 64 x 64 in f32
 // in one bench/gemm run; in f64, jetpde_bench's steps ran 10-20% faster in blocks), so stacked
@@ -157,20 +166,16 @@ void run_gemm_tile(const TileRows& t, const Gemm& g, std::int64_t i1, TileBf16 b
   const bool at_once = t.contiguous(g.a, rows) && t.contiguous(g.c, rows);
   const std::int64_t m = at_once ? g.c.shape.rows / t.points * rows : rows;
   Bf16Gemm* native = at_once ? bf16.blocks : bf16.block;
-  const bool f64 = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64;
-  const auto blas = [&](std::int64_t r, auto zero) {
-    using T = decltype(zero);
-    gemm_row_major(false, g.transpose_b, m, g.c.shape.cols, g.a.shape.cols, t.at<T>(g.a, r), lda,
-                   address<T>(t.arena, t.p, g.b), ldb, zero, t.at<T>(g.c, r), ldc);
-  };
   for (std::int64_t r = 0; r < (at_once ? t.points : g.c.shape.rows); r += t.points)
     if (native)
       native->run(t.at<std::uint16_t>(g.a, r), address<std::uint16_t>(t.arena, t.p, g.b),
                   t.at(g.c, r), thread);
-    else if (f64)
-      blas(r, 0.0);
     else
-      blas(r, 0.0f);
+      with_element_type(t.p.buffers[static_cast<std::size_t>(g.c.buffer)], [&](auto zero) {
+        using T = decltype(zero);
+        gemm_row_major(false, g.transpose_b, m, g.c.shape.cols, g.a.shape.cols, t.at<T>(g.a, r),
+                       lda, address<T>(t.arena, t.p, g.b), ldb, zero, t.at<T>(g.c, r), ldc);
+      });
 }
 
 // c_partial += aᵀ b over rows [i0, i1) of each block of `points` rows (a weight gradient in a tiled
@@ -184,20 +189,16 @@ void run_gemm_sum_tile(const TileRows& t, const Gemm& g, std::int64_t i1, void* 
   const bool at_once = t.contiguous(g.a, rows) && t.contiguous(g.b, rows);
   const std::int64_t k = at_once ? g.a.shape.rows / t.points * rows : rows;
   Bf16Gemm* native = at_once ? bf16.blocks : bf16.block;
-  const bool f64 = t.p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64;
-  const auto blas = [&](std::int64_t r, auto one) {
-    using T = decltype(one);
-    gemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, k, t.at<T>(g.a, r), lda,
-                   t.at<T>(g.b, r), ldb, one, static_cast<T*>(partial), g.c.shape.cols);
-  };
   for (std::int64_t r = 0; r < (at_once ? t.points : g.a.shape.rows); r += t.points)
     if (native)
       native->run(t.at<std::uint16_t>(g.a, r), t.at<std::uint16_t>(g.b, r),
                   static_cast<float*>(partial), thread);
-    else if (f64)
-      blas(r, 1.0);
     else
-      blas(r, 1.0f);
+      with_element_type(t.p.buffers[static_cast<std::size_t>(g.c.buffer)], [&](auto zero) {
+        using T = decltype(zero);
+        gemm_row_major(true, false, g.c.shape.rows, g.c.shape.cols, k, t.at<T>(g.a, r), lda,
+                       t.at<T>(g.b, r), ldb, T(1), static_cast<T*>(partial), g.c.shape.cols);
+      });
 }
 
 // The per-thread bf16 GEMM of a tiled region's GEMM `g` (two packed operands) over tiles of
@@ -231,10 +232,9 @@ void run_gemm(char* arena, const Program& p, const Gemm& g, Bf16Gemm* bf16) {
   if (bf16)
     bf16->run(address<std::uint16_t>(arena, p, g.a), address<std::uint16_t>(arena, p, g.b),
               address<float>(arena, p, g.c));
-  else if (p.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
-    run_blas_gemm<double>(arena, p, g);
   else
-    run_blas_gemm<float>(arena, p, g);
+    with_element_type(p.buffers[static_cast<std::size_t>(g.c.buffer)],
+                      [&](auto zero) { run_blas_gemm<decltype(zero)>(arena, p, g); });
 }
 
 std::uint16_t bf16_bits(double value) {
@@ -601,11 +601,11 @@ class CpuRuntime final : public Runtime {
         if (sums) run.stride += k->domain.cols * static_cast<std::int64_t>(k->reductions.size());
         const auto* g = std::get_if<Gemm>(&program_.steps[static_cast<std::size_t>(s)].op);
         run.sum_at.push_back(g && g->transpose_a ? run.sum_stride : -1);
-        if (g && g->transpose_a) {  // c: f32 or f64, never packed
-          const bool f64 =
-              program_.buffers[static_cast<std::size_t>(g->c.buffer)].dtype == DType::f64;
-          run.sum_stride += (g->c.shape.size() * (f64 ? 8 : 4) + 63) / 64 * 64;
-        }
+        if (g && g->transpose_a)  // c: f32 or f64, never packed
+          with_element_type(
+              program_.buffers[static_cast<std::size_t>(g->c.buffer)], [&](auto zero) {
+                run.sum_stride += (g->c.shape.size() * std::int64_t{sizeof zero} + 63) / 64 * 64;
+              });
       }
       run.slot.assign(program_.buffers.size(), -1);
       for (std::size_t k = 0; k < r.locals.size(); ++k) {
@@ -752,7 +752,7 @@ class CpuRuntime final : public Runtime {
   // c = the threads' partial sums of a weight gradient (each `stride` bytes after the one
   // before), added in thread order.
   void add_partials(const Gemm& g, const char* partial, std::int64_t stride, int threads) {
-    const auto add = [&](auto zero) {
+    with_element_type(program_.buffers[static_cast<std::size_t>(g.c.buffer)], [&](auto zero) {
       using T = decltype(zero);
       T* c = address<T>(arena_, program_, g.c);
       const auto ldc = program_.buffers[static_cast<std::size_t>(g.c.buffer)].shape.cols;
@@ -764,11 +764,7 @@ class CpuRuntime final : public Runtime {
             sum += reinterpret_cast<const T*>(partial + t * stride)[i * cols + j];
           c[i * ldc + j] = sum;
         }
-    };
-    if (program_.buffers[static_cast<std::size_t>(g.c.buffer)].dtype == DType::f64)
-      add(0.0);
-    else
-      add(0.0f);
+    });
   }
 
   void store(const Buffer& b, const MatrixD& value) {
