@@ -7,17 +7,18 @@
 //               derivative streams, residuals, the loss, master weights — stays f32.
 //   bf16_wgrad  as bf16 for the weight-gradient GEMMs only: those whose first operand is
 //               transposed, X^T dY, which sum over the points (the rows) into a weight-shaped
-//               result. The forward GEMMs (X W, every Taylor stream's) and the input-gradient
-//               ones (dY W^T) stay f32. A PINN's residual is a small difference of large
-//               derivative terms; bf16's 3 digits in the forward GEMMs leave it, and the gradient
-//               built from it, mostly noise once training has made it small (bench/README.md:
-//               61-106% off fp32's gradient within 500 Adam steps of the three examples), while
-//               bf16 operands in the weight-gradient sums alone kept it within 0.4-7% over 2,000.
-//               GEMMs narrower than kNativeBf16MinWidth run as f32 GEMMs on the rounded operands
-//               (pack_bf16_gemm_operands): rounded all the same, so that the policy's numbers do
-//               not depend on the widths (rounding only the 64 x 64 weight gradients left
-//               Allen–Cahn's auto run below the check's tolerance for the whole Adam stage and
-//               1.2e-2 off instead of fp32's 4.9e-3: bench/README.md, "bf16 in the tiled regions").
+//               result, and only where that weight is at least kNativeBf16MinWidth wide each way
+//               (the products a CPU runs natively, pack_bf16_gemm_operands). The forward GEMMs
+//               (X W, every Taylor stream's) and the input-gradient ones (dY W^T) stay f32. A
+//               PINN's residual is a small difference of large derivative terms; bf16's 3 digits
+//               in the forward GEMMs leave it, and the gradient built from it, mostly noise once
+//               training has made it small (bench/README.md: 61-106% off fp32's gradient within
+//               500 Adam steps of the three examples), while bf16 operands in the
+//               weight-gradient sums alone kept it within 0.4-7% over 2,000. Narrower weight
+//               gradients stay f32: rounded, they ran as f32 GEMMs on rounded operands at a cost
+//               and no gain (the 20-wide Burgers example 1.2-1.3x slower a step than fp32 on an
+//               AMX CPU, bench/README.md "`precision: auto` on an AMX CPU"); so a network
+//               narrower than 32 runs bf16_wgrad as fp32.
 //   fp16        as bf16 with f16 operands, each scaled first: f16 overflows at 65504, and Taylor
 //               streams of order k grow like k!, cotangents shrink with the loss. Every operand
 //               is multiplied by 1 / rms(operand) before the cast and the product divided by both
@@ -34,6 +35,7 @@
 //               checks it against fp32 and goes on in fp32 when they drift (solvers/trainer.h,
 //               PrecisionCheck).
 // Explicit casts in the user's graph are kept.
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <initializer_list>
@@ -43,6 +45,7 @@
 #include "autodiff/options.h"
 #include "compiler/cpu_gemm.h"
 #include "compiler/passes.h"
+#include "compiler/program.h"
 
 namespace jetpde::compiler {
 namespace {
@@ -94,7 +97,8 @@ constexpr std::array<options::EnumName<PrecisionPolicy>, 7> kPrecisions{{
      "GEMM operands in bf16, everything else in f32 (for speed measurements: a PINN's gradient "
      "is mostly noise after a few hundred steps of it)"},
     {PrecisionPolicy::bf16_wgrad, "bf16_wgrad",
-     "bf16 operands in the weight-gradient GEMMs only, every other GEMM in f32"},
+     "bf16 operands in the weight-gradient GEMMs of weights at least 32 wide each way (those "
+     "multiplied natively) only, every other GEMM in f32"},
     {PrecisionPolicy::fp16, "fp16", "as bf16 with f16 operands, each scaled first"},
     {PrecisionPolicy::automatic, "auto",
      "bf16_wgrad on a CPU with AMX, else fp32; in training checked against fp32 "
@@ -133,8 +137,11 @@ Module apply_precision(const Module& in, PrecisionPolicy policy) {
         return g.constant(n.shape, *n.attrs.data, base);
       case Op::MatMul: {
         if (!narrow_gemms) return std::nullopt;
-        // A weight gradient sums over the points: its first operand comes transposed.
-        if (weight_gradients_only && n.attrs.ints[0] == 0) return std::nullopt;
+        // A weight gradient sums over the points: its first operand comes transposed. Only
+        // those with a native bf16 product (at least kNativeBf16MinWidth wide each way).
+        if (weight_gradients_only &&
+            (n.attrs.ints[0] == 0 || std::min(n.shape.rows, n.shape.cols) < kNativeBf16MinWidth))
+          return std::nullopt;
         const bool scaled = policy == PrecisionPolicy::fp16;
         Var fa, fb;
         const Var product = matmul(narrow(a[0], low, scaled, &fa), narrow(a[1], low, scaled, &fb),

@@ -2,6 +2,7 @@
 // each policy, compiled, against the f64 interpreter. The printed table is the accuracy report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -145,31 +146,36 @@ struct BurgersLoss {
 };
 
 // bf16_wgrad: bf16 operands exactly in the GEMMs whose first operand is transposed (X^T dY, the
-// weight gradients), f32 in the forward and input-gradient ones. So the loss is fp32's (the
-// forward pass is the same program) and only the gradient carries bf16's rounding.
-TEST(PrecisionPass, Bf16WgradNarrowsOnlyTheWeightGradientGemms) {
+// weight gradients) and whose weight is at least kNativeBf16MinWidth wide each way, f32 in the
+// forward and input-gradient ones and in the narrow weight gradients (the first layer's, 2 x 64,
+// and the last's, 64 x 1). So the loss is fp32's (the forward pass is the same program) and only
+// the gradient carries bf16's rounding.
+TEST(PrecisionPass, Bf16WgradNarrowsOnlyTheWideWeightGradientGemms) {
   const BurgersLoss l;
   const Module m = apply_precision(module_of(l.outs), PrecisionPolicy::bf16_wgrad);
-  int narrow = 0, wide = 0;
+  int narrowed = 0, narrow_weights = 0, f32 = 0;
   for (NodeId id = 0; id < static_cast<NodeId>(m.graph->size()); ++id) {
     const Node& n = m.graph->node(id);
     if (n.op != Op::MatMul) continue;
-    const bool transposed_first = n.attrs.ints[0] != 0;
+    const bool weight_gradient = n.attrs.ints[0] != 0;
+    const bool wide = std::min(n.shape.rows, n.shape.cols) >= kNativeBf16MinWidth;
     for (NodeId a : n.args)
-      EXPECT_EQ(m.graph->node(a).dtype, transposed_first ? DType::bf16 : DType::f32)
+      EXPECT_EQ(m.graph->node(a).dtype, weight_gradient && wide ? DType::bf16 : DType::f32)
           << "matmul %" << id;
-    ++(transposed_first ? narrow : wide);
+    if (weight_gradient && !wide) ++narrow_weights;
+    ++(weight_gradient && wide ? narrowed : f32);
   }
-  EXPECT_GT(narrow, 0);
-  EXPECT_GT(wide, narrow) << "forward (every stream) and input-gradient GEMMs stay f32";
+  EXPECT_GT(narrowed, 0);
+  EXPECT_GT(narrow_weights, 0) << "the first and last layers' weight gradients stay f32";
+  EXPECT_GT(f32, narrowed) << "forward (every stream) and input-gradient GEMMs stay f32";
 
-  const std::vector<MatrixD> f32 = l.run(PrecisionPolicy::fp32);
+  const std::vector<MatrixD> fp32 = l.run(PrecisionPolicy::fp32);
   const std::vector<MatrixD> wgrad = l.run(PrecisionPolicy::bf16_wgrad);
-  EXPECT_NEAR(wgrad[0](0, 0), f32[0](0, 0), 1e-6 * std::abs(f32[0](0, 0))) << "the loss";
+  EXPECT_NEAR(wgrad[0](0, 0), fp32[0](0, 0), 1e-6 * std::abs(fp32[0](0, 0))) << "the loss";
   double diff = 0, size = 0;
-  for (std::size_t k = 1; k < f32.size(); ++k) {
-    diff += (wgrad[k] - f32[k]).square().sum();
-    size += f32[k].square().sum();
+  for (std::size_t k = 1; k < fp32.size(); ++k) {
+    diff += (wgrad[k] - fp32[k]).square().sum();
+    size += fp32[k].square().sum();
   }
   const double drift = std::sqrt(diff / size);
   EXPECT_GT(drift, 1e-6) << "bf16 operands: not fp32's gradient";

@@ -38,14 +38,17 @@ MatrixD grid(int n, double a, double b) {
   return x;
 }
 
-// -u'' = pi^2 sin(pi x) on (0, 1), u(0) = u(1) = 0 (as in trainer_test.cpp).
+// -u'' = pi^2 sin(pi x) on (0, 1), u(0) = u(1) = 0 (as in trainer_test.cpp), hidden layers
+// `width` wide.
 struct Poisson1d {
+  explicit Poisson1d(int hidden_width = 16) : width(hidden_width) { build(); }
+  int width;
   Graph g{DType::f64};
-  nn::Network net{g, {.inputs = 1, .hidden = {16, 16}, .outputs = 1}};
+  nn::Network net{g, {.inputs = 1, .hidden = {width, width}, .outputs = 1}};
   Var x = g.input("x", {32, 1});
   Var xb = g.input("xb", {2, 1});
   Var residual, boundary;
-  Poisson1d() {
+  void build() {
     Taylor t(TaylorPlan({{x, 0}}, {{2}}));
     residual = t.derivative(net(x), {2}) + (kPi * kPi) * sin(x * kPi);
     boundary = net(xb);
@@ -248,7 +251,8 @@ TEST(PrecisionStage, ResumingInsideAnFp64StageGivesTheSameParameters) {
 }
 
 // precision: auto standing for 16-bit operands (what it resolves to on a CPU with AMX, set here
-// by auto_as so that the check runs on every machine): the trainer compares the loss and gradient
+// by auto_as so that the check runs on every machine; layers 32 wide, so that bf16_wgrad rounds
+// their weight gradients): the trainer compares the loss and gradient
 // with fp32's every `every` steps of an Adam stage and goes on in fp32 for good once they drift
 // past the tolerance; an L-BFGS stage runs in fp32; a resumed run keeps the switch.
 class AutoStandingFor : public ::testing::TestWithParam<PrecisionPolicy> {};
@@ -265,7 +269,7 @@ TEST_P(AutoStandingFor, IsCheckedAgainstFp32AndGoesToFp32WhenItDrifts) {
     std::vector<TrainerState> saved;
   };
   const auto run = [&](double tolerance, const TrainerState* resume) {
-    Poisson1d p;
+    Poisson1d p(32);
     Objective obj = p.objective(PrecisionPolicy::automatic, auto_as);
     EXPECT_EQ(obj.resolved(PrecisionPolicy::automatic), auto_as);
     obj.set_inputs(p.inputs());
