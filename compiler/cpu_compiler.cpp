@@ -27,7 +27,17 @@ namespace {
 
 // -O2: GCC 12 vectorizes there too; against -O3 it compiled poisson32d's 141 kernels in 1.9 s
 // instead of 2.5 s with the same step time within noise (jetpde_bench, this session).
+// -mprefer-vector-width=512 (x86): GCC's tuning for Intel CPUs with AVX-512 prefers 256-bit
+// vectors, so the kernels ran at half width there and called libmvec's 8-lane tanh; the GEMMs run
+// AVX-512 (or AMX) anyway. On an Intel Xeon with AMX the examples' Adam steps ran 6-24% faster
+// with it, order6 and poisson32d 10-20% (bench/README.md, "On an AMX CPU"). No effect where GCC
+// already prefers 512 bits or the CPU has no AVX-512.
+#if defined(__x86_64__)
+constexpr const char* kFlags =
+    "-O2 -march=native -mprefer-vector-width=512 -ffast-math -fopenmp -fPIC -w";
+#else
 constexpr const char* kFlags = "-O2 -march=native -ffast-math -fopenmp -fPIC -w";
+#endif
 
 constexpr std::size_t kKernelsPerUnit = 24;  // below this many kernels a split does not pay
 
