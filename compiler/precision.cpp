@@ -17,8 +17,8 @@
 //               weight-gradient sums alone kept it within 0.4-7% over 2,000. Narrower weight
 //               gradients stay f32: rounded, they ran as f32 GEMMs on rounded operands at a cost
 //               and no gain (the 20-wide Burgers example 1.2-1.3x slower a step than fp32 on an
-//               AMX CPU, bench/README.md "`precision: auto` on an AMX CPU"); so a network
-//               narrower than 32 runs bf16_wgrad as fp32.
+//               AMX CPU, bench/README.md "On an AMX CPU"); so a network narrower than 32 runs
+//               bf16_wgrad as fp32.
 //   fp16        as bf16 with f16 operands, each scaled first: f16 overflows at 65504, and Taylor
 //               streams of order k grow like k!, cotangents shrink with the loss. Every operand
 //               is multiplied by 1 / rms(operand) before the cast and the product divided by both
