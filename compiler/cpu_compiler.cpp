@@ -169,6 +169,8 @@ void* SharedObject::symbol(const std::string& name) const {
   return s;
 }
 
+const char* host_compile_flags() { return kFlags; }
+
 void compile_shared_library(const std::string& source, const std::string& output,
                             const std::string& link, const CpuCompileOptions& o) {
   const std::string cmd =

@@ -67,6 +67,10 @@ CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions&
 void compile_shared_library(const std::string& source, const std::string& output,
                             const std::string& link, const CpuCompileOptions& options = {});
 
+// The flags the host compiler gets for generated code (build_shared_object,
+// compile_shared_library): "-O2 -march=native ...".
+const char* host_compile_flags();
+
 // Runs `command` in a shell; returns its exit status (-1 when it did not exit normally) and
 // appends what it printed, standard error included, to `output`.
 int run_command(const std::string& command, std::string* output);
