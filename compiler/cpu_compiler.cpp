@@ -33,11 +33,16 @@ namespace {
 // with it, order6 and poisson32d 10-20% (bench/README.md, "On an AMX CPU"). No effect where GCC
 // already prefers 512 bits or the CPU has no AVX-512.
 #if defined(__x86_64__)
-constexpr const char* kFlags =
-    "-O2 -march=native -mprefer-vector-width=512 -ffast-math -fopenmp -fPIC -w";
+constexpr const char* kVectorWidth = " -mprefer-vector-width=512";
 #else
-constexpr const char* kFlags = "-O2 -march=native -ffast-math -fopenmp -fPIC -w";
+constexpr const char* kVectorWidth = "";
 #endif
+
+// What the host compiler gets: host_compile_flags() with warnings off (generated code).
+const std::string& flags() {
+  static const std::string f = std::string(host_compile_flags()) + " -w";
+  return f;
+}
 
 constexpr std::size_t kKernelsPerUnit = 24;  // below this many kernels a split does not pay
 
@@ -67,7 +72,7 @@ const std::string& environment_key(const std::string& compiler) {
         cpu += line;
         if (line.rfind("flags", 0) == 0) break;
       }
-    key = compiler + "\n" + version + "\n" + kFlags + "\n" + cpu;
+    key = compiler + "\n" + version + "\n" + flags() + "\n" + cpu;
     for_compiler = compiler;
   }
   return key;
@@ -116,7 +121,7 @@ void compile_to(const std::string& compiler, const std::string& source, const st
   if (units <= 1) {
     std::string log;
     const std::string cmd =
-        compiler + " " + kFlags + " -shared -o '" + tmp + ".so' '" + tmp + ".cpp'";
+        compiler + " " + flags() + " -shared -o '" + tmp + ".so' '" + tmp + ".cpp'";
     if (const int status = run_command(cmd, &log); status != 0)
       compiler_failed(cmd, status, log, tmp + ".cpp");
     return;
@@ -131,7 +136,7 @@ void compile_to(const std::string& compiler, const std::string& source, const st
     const std::string part = tmp + "-" + std::to_string(u);
     write_file(part + ".cpp", text);
     objects[u] = part + ".o";
-    commands[u] = compiler + " " + kFlags + " -c -o '" + objects[u] + "' '" + part + ".cpp'";
+    commands[u] = compiler + " " + flags() + " -c -o '" + objects[u] + "' '" + part + ".cpp'";
     workers.emplace_back([&, u] { status[u] = run_command(commands[u], &logs[u]); });
   }
   for (std::thread& w : workers) w.join();
@@ -169,12 +174,16 @@ void* SharedObject::symbol(const std::string& name) const {
   return s;
 }
 
-const char* host_compile_flags() { return kFlags; }
+const char* host_compile_flags() {
+  static const std::string f =
+      std::string("-O2 -march=native") + kVectorWidth + " -ffast-math -fopenmp -fPIC";
+  return f.c_str();
+}
 
 void compile_shared_library(const std::string& source, const std::string& output,
                             const std::string& link, const CpuCompileOptions& o) {
   const std::string cmd =
-      compiler_of(o) + " " + kFlags + " -shared -o '" + output + "' '" + source + "' " + link;
+      compiler_of(o) + " " + flags() + " -shared -o '" + output + "' '" + source + "' " + link;
   std::string log;
   if (const int status = run_command(cmd, &log); status != 0)
     compiler_failed(cmd, status, log, source);

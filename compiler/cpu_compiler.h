@@ -68,7 +68,7 @@ void compile_shared_library(const std::string& source, const std::string& output
                             const std::string& link, const CpuCompileOptions& options = {});
 
 // The flags the host compiler gets for generated code (build_shared_object,
-// compile_shared_library): "-O2 -march=native ...".
+// compile_shared_library), "-O2 -march=native ...", besides -w there.
 const char* host_compile_flags();
 
 // Runs `command` in a shell; returns its exit status (-1 when it did not exit normally) and

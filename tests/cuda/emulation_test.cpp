@@ -153,7 +153,8 @@ TEST(EmulatedTensorCores, TakeExactlyTheGemmsOfSixteenBitOperandsAndChangeNothin
         ++gemms;
         tensor += compiler::column_major_gemm(p, *g).tensor_cores;
         // bf16_wgrad rounds the weight gradients of weights at least 32 wide each way.
-        transposed_first += g->transpose_a && std::min(g->c.shape.rows, g->c.shape.cols) >= 32;
+        transposed_first += g->transpose_a && std::min(g->c.shape.rows, g->c.shape.cols) >=
+                                                  compiler::kNativeBf16MinWidth;
       }
     if (policy == P::fp32) {
       EXPECT_EQ(tensor, 0);
