@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace jetpde::compiler {
 
@@ -70,6 +71,12 @@ void compile_shared_library(const std::string& source, const std::string& output
 // The flags the host compiler gets for generated code (build_shared_object,
 // compile_shared_library), "-O2 -march=native ...", besides -w there.
 const char* host_compile_flags();
+
+// How build_shared_object splits a large source into translation units compiled side by side:
+// parts (kernels) of these sizes, in order, into `units` runs of consecutive parts of about equal
+// total size (a part never split, no run empty). Returns each run's first part, and the number of
+// parts last.
+std::vector<std::size_t> balanced_units(const std::vector<std::size_t>& sizes, std::size_t units);
 
 // Runs `command` in a shell; returns its exit status (-1 when it did not exit normally) and
 // appends what it printed, standard error included, to `output`.

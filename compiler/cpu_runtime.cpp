@@ -297,7 +297,10 @@ class CpuRuntime final : public Runtime {
     bf16_gemms_.resize(program_.steps.size());
     for (std::size_t s = 0; s < program_.steps.size(); ++s) {
       if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
-        kernels_[s] = reinterpret_cast<KernelFn>(object_->symbol(kernel_symbol(s)));
+        // (None in a region that runs in tiles only: render_c.cpp.)
+        const RegionRun* run = region_holding(s);
+        if (!run || !run->scratch_only)
+          kernels_[s] = reinterpret_cast<KernelFn>(object_->symbol(kernel_symbol(s)));
         ++stats.kernels;
       } else {
         ++stats.gemms;
@@ -369,9 +372,11 @@ class CpuRuntime final : public Runtime {
   }
 
   void run_whole(std::size_t s) {
-    if (kernels_[s])
+    if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
+      check_internal(kernels_[s] != nullptr,
+                     "a kernel of a region that runs in tiles only run whole");
       kernels_[s](arena_);
-    else
+    } else
       run_gemm(arena_, program_, std::get<Gemm>(program_.steps[s].op), bf16_gemms_[s].get());
   }
 
@@ -582,6 +587,15 @@ class CpuRuntime final : public Runtime {
 #endif
   }
 
+  // The run of the region holding step s, or null.
+  const RegionRun* region_holding(std::size_t s) const {
+    for (const RegionRun& run : regions_) {
+      const TiledRegion& r = program_.regions[run.index];
+      if (r.first <= static_cast<int>(s) && static_cast<int>(s) < r.last) return &run;
+    }
+    return nullptr;
+  }
+
   void prepare_regions() {
     region_at_.assign(program_.steps.size(), -1);
     for (std::size_t i = 0; i < program_.regions.size(); ++i) {
@@ -610,10 +624,9 @@ class CpuRuntime final : public Runtime {
       run.slot.assign(program_.buffers.size(), -1);
       for (std::size_t k = 0; k < r.locals.size(); ++k) {
         run.slot[static_cast<std::size_t>(r.locals[k].buffer)] = static_cast<int>(k);
-        const Buffer& b = program_.buffers[static_cast<std::size_t>(r.locals[k].buffer)];
-        run.local_bytes += b.bytes();
-        run.scratch_only = run.scratch_only || b.scratch_only;
+        run.local_bytes += program_.buffers[static_cast<std::size_t>(r.locals[k].buffer)].bytes();
       }
+      run.scratch_only = runs_in_tiles_only(program_, r);
       run.plans = {plan_scratch(program_, r, false), plan_scratch(program_, r, true)};
       run.bf16.resize(static_cast<std::size_t>(r.last - r.first));
       run.bf16_run.resize(run.bf16.size());

@@ -105,6 +105,12 @@ std::string Program::to_text() const {
 
 namespace jetpde::compiler {
 
+bool runs_in_tiles_only(const Program& p, const TiledRegion& r) {
+  return std::any_of(r.locals.begin(), r.locals.end(), [&](const TiledRegion::Local& l) {
+    return p.buffers[static_cast<std::size_t>(l.buffer)].scratch_only;
+  });
+}
+
 int pack_bf16_gemm_operands(Program& program) {
   const auto is_bf16 = [&](const View& v) {
     return program.buffers[static_cast<std::size_t>(v.buffer)].dtype == DType::bf16;

@@ -159,6 +159,11 @@ struct Program {
   std::string to_text() const;  // a listing for dumps and tests
 };
 
+// Whether region `r` of `p` runs in tiles only: some local of it lives in the tile scratch alone
+// (Buffer::scratch_only, no arena bytes), so it cannot run whole and its kernels are rendered
+// without a whole function.
+bool runs_in_tiles_only(const Program& p, const TiledRegion& r);
+
 // Marks bf16 buffers `packed` where every GEMM that reads them has two bf16 operands and widths
 // (inner and output, besides the points) of at least kNativeBf16MinWidth (so that it can run as
 // one native bf16 x bf16 -> f32 GEMM); kernels convert on load and store. Run before the memory

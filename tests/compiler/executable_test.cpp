@@ -11,6 +11,7 @@
 #include "autodiff/errors.h"
 #include "autodiff/grad.h"
 #include "autodiff/ops.h"
+#include "compiler/cpu_compiler.h"
 #include "compiler/executable.h"
 #include "compiler/lower.h"
 #include "compiler/pipeline.h"
@@ -57,6 +58,24 @@ TEST(CompileCache, TheSecondCompileIsACacheHit) {
 
 // The memory plan without the code: the arena and peak an Executable reports, in every precision
 // (bf16's packed operands included where the CPU multiplies bf16), growing with the rows.
+// A cold compile's translation units: consecutive kernels, about equal in size, none empty.
+TEST(CompileUnits, BalancedBySizeNoneEmpty) {
+  using V = std::vector<std::size_t>;
+  EXPECT_EQ(balanced_units({10, 10, 10, 10}, 2), (V{0, 2, 4}));
+  // One big kernel first: the small ones go together.
+  EXPECT_EQ(balanced_units({90, 5, 5, 5, 5}, 2), (V{0, 1, 5}));
+  EXPECT_EQ(balanced_units({5, 5, 5, 5, 90}, 2), (V{0, 4, 5}));
+  // Two big kernels among small ones: one each (52 and 51).
+  EXPECT_EQ(balanced_units({1, 50, 1, 50, 1}, 2), (V{0, 3, 5}));
+  // More units than a size alone would give, each still gets a kernel.
+  EXPECT_EQ(balanced_units({100, 1, 1}, 3), (V{0, 1, 2, 3}));
+  // More units than kernels: one a kernel; none or one unit: everything in it.
+  EXPECT_EQ(balanced_units({3, 4}, 4), (V{0, 1, 2}));
+  EXPECT_EQ(balanced_units({3, 4}, 1), (V{0, 2}));
+  EXPECT_EQ(balanced_units({3, 4}, 0), (V{0, 2}));
+  EXPECT_EQ(balanced_units({}, 2), (V{0, 0}));
+}
+
 TEST(EstimateMemory, IsTheArenaTheExecutableAllocates) {
   for (PrecisionPolicy p : {PrecisionPolicy::fp64, PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
     CompileOptions o = fresh_cache("estimate");

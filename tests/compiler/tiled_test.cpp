@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "compiler/executable.h"
 #include "compiler/lower.h"
 #include "compiler/pipeline.h"
+#include "compiler/render_c.h"
 
 namespace jetpde::compiler {
 namespace {
@@ -277,6 +279,40 @@ void expect_region_buffers_apart(const Program& p) {
   }
 }
 
+// A kernel of a region that runs in tiles only is rendered as its rows function alone, no whole
+// function (dead code, half a program's cold compile); kernels outside regions keep theirs.
+TEST(TiledRegions, KernelsOfATilesOnlyRegionHaveNoWholeFunction) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  const bench::Workload w = bench::build_workload("order2", {1024, DType::f32});
+  CompileOptions o;
+  o.cpu.tile_rows = 128;
+  Executable e(w.step_outputs(), o);
+  const Program& p = e.program();
+  ASSERT_FALSE(p.regions.empty()) << p.to_text();
+  const std::string source = render_cpu_source(p, kParallelMinElements);
+  int in_regions = 0, outside = 0;
+  for (std::size_t s = 0; s < p.steps.size(); ++s) {
+    if (!std::holds_alternative<Kernel>(p.steps[s].op)) continue;
+    const auto region = std::find_if(p.regions.begin(), p.regions.end(), [&](const auto& r) {
+      return r.first <= static_cast<int>(s) && static_cast<int>(s) < r.last;
+    });
+    const std::string whole = "void " + kernel_symbol(s) + "(char* __restrict arena)";
+    const std::string rows = "void " + kernel_symbol(s) + "_rows(";
+    if (region == p.regions.end()) {
+      ++outside;
+      EXPECT_NE(source.find(whole), std::string::npos) << "step " << s;
+      EXPECT_EQ(source.find(rows), std::string::npos) << "step " << s;
+    } else {
+      ASSERT_TRUE(runs_in_tiles_only(p, *region));
+      ++in_regions;
+      EXPECT_EQ(source.find(whole), std::string::npos) << "step " << s;
+      EXPECT_NE(source.find(rows), std::string::npos) << "step " << s;
+    }
+  }
+  EXPECT_GT(in_regions, 0);
+  EXPECT_GT(outside, 0);
+}
+
 // Runs `e` on 1 and 2 threads and expects the outputs of `reference` (the same program run whole)
 // within `tolerance` of max(floor, the output's largest value).
 void expect_as_whole(Executable& e, Executable& reference, const bench::Workload& w,
@@ -493,6 +529,21 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
       else
         EXPECT_EQ(second.stats().scratch_bytes * threads, scratch_all) << what << ": one scratch";
     }
+  }
+
+  // Whole (tile 0) is no choice for a region that runs in tiles only (its kernels have no whole
+  // function): a cache line naming it is measured again.
+  {
+    {
+      std::ofstream out(files[0]);
+      for (const TiledRegion& r : first.program().regions) {
+        EXPECT_TRUE(runs_in_tiles_only(first.program(), r));
+        out << r.first << " " << r.last << " " << r.points << " 0 0 0\n";
+      }
+    }
+    Executable again(outs, automatic);
+    expect_values(again, "after tile 0 in the cache");
+    EXPECT_EQ(again.stats().tiles_measured, regions);
   }
 
   // A damaged file, one naming a tile that is not a candidate, lines of older layouts (without
