@@ -134,6 +134,7 @@ struct Result {
   // and the seconds that took (JETPDE_TILE_ROWS unset or auto; a number fixes the tiles).
   std::string tiles;
   double tile_seconds = 0;
+  int tiles_busy = 0;  // regions whose tile was measured while other processes took the cores
   std::int64_t scratch_bytes = 0;  // the threads' tile scratches (CompileStats::scratch_bytes)
   // The limit (see the top of this file).
   double gemm_flops = 0, min_bytes = 0;
@@ -238,6 +239,7 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
         (region.tile > 0 && region.threads > 0 ? "/" + std::to_string(region.threads) + "t" : "");
   }
   r.tile_seconds = exe.stats().tile_seconds;
+  r.tiles_busy = exe.stats().tiles_not_cached;
   r.scratch_bytes = exe.stats().scratch_bytes;
   r.gemm_gflops = r.gemm_seconds > 0 ? whole_flops / r.gemm_seconds * 1e-9 : 0.0;
   r.gemm_flops = flops;
@@ -411,8 +413,10 @@ void print_row(const Result& r) {
                 r.min_bytes / (1 << 20), r.median_seconds / r.limit_seconds());
   std::printf("\n");
   if (!r.tiles.empty())
-    std::printf("%-12s tiles %s (measured in %.2f s), tile scratch %.2f MB\n", "", r.tiles.c_str(),
-                r.tile_seconds, static_cast<double>(r.scratch_bytes) / (1 << 20));
+    std::printf("%-12s tiles %s (measured in %.2f s%s), tile scratch %.2f MB\n", "",
+                r.tiles.c_str(), r.tile_seconds,
+                r.tiles_busy > 0 ? ", other processes busy meanwhile" : "",
+                static_cast<double>(r.scratch_bytes) / (1 << 20));
   std::fflush(stdout);
 }
 

@@ -39,6 +39,43 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// What the other processes on the machine take while this one measures its tiles: the CPU
+// seconds every core spent busy (/proc/stat's first line: all but idle and iowait, steal
+// included, in clock ticks) and this process's own (CLOCK_PROCESS_CPUTIME_ID). Where /proc/stat
+// cannot be read, the machine counts as idle.
+struct CpuUse {
+  double machine = -1, self = 0;
+  Clock::time_point at = Clock::now();
+  static CpuUse now() {
+    CpuUse u;
+    std::ifstream in("/proc/stat");
+    std::string cpu;
+    long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    if (in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal &&
+        cpu == "cpu")
+      u.machine = static_cast<double>(user + nice + system + irq + softirq + steal) /
+                  static_cast<double>(sysconf(_SC_CLK_TCK));
+    timespec t{};
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0)
+      u.self = static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+    u.at = Clock::now();
+    return u;
+  }
+  // The cores the other processes kept busy on average since `before` (0 where unknown).
+  double others_since(const CpuUse& before) const {
+    const double wall = std::chrono::duration<double>(at - before.at).count();
+    if (machine < 0 || before.machine < 0 || wall <= 0) return 0;
+    return std::max(0.0, (machine - before.machine) - (self - before.self)) / wall;
+  }
+};
+
+// A tile measurement during which the other processes kept more than this many cores busy on
+// average is not written to the tile cache: its choice serves the process that measured it, and
+// the next one measures again. (Measured under `ctest --parallel 2`, one such choice once cost
+// the cavity example 1.6x a step in every later run: bench/README.md, "Tiles measured under
+// load".)
+constexpr double kBusyCores = 0.5;
+
 using KernelFn = void (*)(char*);
 using RowsFn = void (*)(char*, long, long, double*, char* const*, const long*);
 using RowSumsFn = void (*)(char*, const double*, long, int);
@@ -281,7 +318,7 @@ MatrixD copy_out(const char* arena, const Program& p, const View& v) {
 class CpuRuntime final : public Runtime {
  public:
   CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats)
-      : stats_(stats) {
+      : cache_busy_tiles_(options.cpu.cache_busy_tiles), stats_(stats) {
     const auto t = Clock::now();
     program_ = lower_for(module, Backend::cpu, options, &stats.recomputed);
     const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
@@ -395,6 +432,7 @@ class CpuRuntime final : public Runtime {
     std::int64_t sum_stride = 0;
     std::vector<double> sum_partial;  // threads x sum_stride bytes
     bool automatic = false;           // TiledRegion::tune was set: its tile measured or cached
+    bool busy = false;  // measured while other processes took the cores: not cached (kBusyCores)
     // The locals (TiledRegion::locals) in a thread's scratch of one tile: each one's offset in
     // bytes per point of the tile (-1: in the arena), by sums_whole (the weight gradients' operands
     // are then read whole from the arena); locals used at disjoint steps share bytes.
@@ -452,6 +490,7 @@ class CpuRuntime final : public Runtime {
     TiledRegion& r = program_.regions[run.index];
     if (!r.tune) return;  // found in the cache
     const auto start = Clock::now();
+    const CpuUse before = CpuUse::now();
     std::vector<std::int64_t> candidates;
     if (!run.scratch_only) candidates.push_back(0);  // whole: its locals have arena bytes
     for (const std::int64_t c : kTileCandidates)
@@ -516,6 +555,8 @@ class CpuRuntime final : public Runtime {
     r.tune = false;
     scratch_.clear();  // sized for the largest candidate: made again for the tile chosen
     scratch_size_ = 0;
+    run.busy = CpuUse::now().others_since(before) > kBusyCores && !cache_busy_tiles_;
+    if (run.busy) ++stats_.tiles_not_cached;
     write_tile_cache();
     ++stats_.tiles_measured;
     stats_.tile_seconds += seconds_since(start);
@@ -563,10 +604,11 @@ class CpuRuntime final : public Runtime {
     std::ostringstream text;
     for (const RegionRun& run : regions_) {
       const TiledRegion& r = program_.regions[run.index];
-      if (run.automatic && !r.tune)
+      if (run.automatic && !r.tune && !run.busy)
         text << r.first << " " << r.last << " " << r.points << " " << r.tile << " "
              << (r.sums_whole ? 1 : 0) << " " << r.threads << "\n";
     }
+    if (text.str().empty()) return;  // nothing measured alone yet
     const std::string path = tile_cache_path();
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     {
@@ -801,7 +843,8 @@ class CpuRuntime final : public Runtime {
   std::vector<std::unique_ptr<char, Free>> scratch_;  // by thread: its tile scratch
   std::int64_t scratch_size_ = 0;                     // bytes of each
   bool tile_cache_read_ = false;
-  CompileStats& stats_;  // the Executable's (it owns this runtime)
+  bool cache_busy_tiles_ = false;  // CpuCompileOptions::cache_busy_tiles
+  CompileStats& stats_;            // the Executable's (it owns this runtime)
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;
 };

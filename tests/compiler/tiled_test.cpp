@@ -6,6 +6,8 @@
 #include <omp.h>
 #endif
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -465,6 +467,8 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   reference.run();
   CompileOptions automatic = whole;
   automatic.cpu.tile_rows = 0;  // which reads JETPDE_TILE_ROWS first: unset here
+  // Cached although other tests may run beside this one (BusyMeasurementsAreNotCached).
+  automatic.cpu.cache_busy_tiles = true;
   const char* env = std::getenv("JETPDE_TILE_ROWS");
   const std::string saved = env ? env : "";
   ::unsetenv("JETPDE_TILE_ROWS");
@@ -561,6 +565,53 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
     expect_values(again, "after '" + text + "'");
     EXPECT_EQ(again.stats().tiles_measured, regions) << text;
   }
+  if (env) ::setenv("JETPDE_TILE_ROWS", saved.c_str(), 1);
+  std::filesystem::remove_all(cache);
+}
+
+// A tile measured while other processes keep the cores busy serves the run that measured it and
+// is not cached (the next executable measures again); measured alone, it is. Two spinning
+// children are the other processes.
+TEST(TiledRegions, BusyMeasurementsAreNotCached) {
+  if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
+  if (!std::ifstream("/proc/stat")) GTEST_SKIP() << "no /proc/stat: every measurement is cached";
+  const bench::Workload w = bench::build_workload("burgers", {1000, DType::f32});
+  const std::vector<Var> outs = w.step_outputs();
+  const std::filesystem::path cache = std::filesystem::path(::testing::TempDir()) /
+                                      ("jetpde-busy-tiles-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  CompileOptions o;
+  o.cpu.tile_rows = 0;
+  o.cpu.cache_dir = cache.string();
+  const char* env = std::getenv("JETPDE_TILE_ROWS");
+  const std::string saved = env ? env : "";
+  ::unsetenv("JETPDE_TILE_ROWS");
+  std::vector<pid_t> spinners;
+  for (int k = 0; k < 2; ++k) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      volatile unsigned long spin = 0;
+      for (;;) spin = spin + 1;
+    }
+    spinners.push_back(pid);
+  }
+  Executable busy(outs, o);
+  busy.set(w.bindings);
+  busy.run();
+  for (const pid_t pid : spinners) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  const int regions = static_cast<int>(busy.program().regions.size());
+  ASSERT_GT(regions, 0);
+  EXPECT_EQ(busy.stats().tiles_measured, regions);
+  EXPECT_EQ(busy.stats().tiles_not_cached, regions);
+  for (const TiledRegion& r : busy.program().regions) EXPECT_FALSE(r.tune);  // chosen for this run
+  Executable again(outs, o);
+  again.set(w.bindings);
+  again.run();
+  EXPECT_EQ(again.stats().tiles_measured, regions) << "measured again: nothing was cached";
   if (env) ::setenv("JETPDE_TILE_ROWS", saved.c_str(), 1);
   std::filesystem::remove_all(cache);
 }
