@@ -17,6 +17,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,6 +36,11 @@ def run(jetpde, name, precision, seed, threads, auto_as, work):
            "seed=%d" % seed]
     env = dict(os.environ)
     env.pop("JETPDE_AUTO_PRECISION", None)
+    # A compile cache of the run's own (JETPDE_CACHE_DIR where set), as e2e.py: tiles measured
+    # afresh, none taken from what earlier runs on this machine cached.
+    if "JETPDE_CACHE_DIR" not in env:
+        env["JETPDE_CACHE_DIR"] = out + ".compile-cache"
+        shutil.rmtree(env["JETPDE_CACHE_DIR"], ignore_errors=True)
     if precision == "auto" and auto_as:
         env["JETPDE_AUTO_PRECISION"] = auto_as
     with open(out + ".log", "w") as f:

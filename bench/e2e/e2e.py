@@ -54,7 +54,7 @@ def block_seconds(history, stage):
     return out[1:]
 
 
-def run_jetpde(jetpde, name, steps, threads, precision, work):
+def run_jetpde(jetpde, name, steps, threads, precision, work, env):
     example, later = PROBLEMS[name]
     out = os.path.join(work, "%s_%s" % (name, precision))
     cmd = [jetpde, "run", os.path.join(ROOT, example), "--output", out, "--progress", "none",
@@ -66,7 +66,7 @@ def run_jetpde(jetpde, name, steps, threads, precision, work):
         cmd += ["--set", "precision=%s" % precision]
     log = out + ".log"
     with open(log, "w") as f:
-        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if rc != 0:
         with open(log) as f:
             sys.exit("e2e.py: %s failed (exit %d):\n%s" % (" ".join(cmd), rc, f.read()[-3000:]))
@@ -127,11 +127,17 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
 
+    # A compile cache of this run's own (JETPDE_CACHE_DIR where set): each program compiled and its
+    # tiles measured afresh in its first run (left out of the timing), not taken from whatever
+    # earlier runs on this machine cached (a choice measured under load once cost ldc 1.6x a
+    # step: bench/README.md, "Tiles measured under load").
+    env = dict(os.environ)
+    env.setdefault("JETPDE_CACHE_DIR", os.path.join(work, "compile-cache"))
     rows = {}
     for name in a.problems:
         rows[name] = {}
         for prec in a.precisions:
-            r = run_jetpde(jetpde, name, a.steps, a.threads, prec, work)
+            r = run_jetpde(jetpde, name, a.steps, a.threads, prec, work, env)
             rows[name]["jetpde " + prec] = r
             print("jetpde %-10s %-8s %s s/step (%s)" % (name, prec, fmt(r["seconds_per_step"]),
                                                        r["precision"]), flush=True)
