@@ -239,7 +239,7 @@ Result run_compiled(const Workload& w, const Options& o, compiler::Backend backe
         (region.tile > 0 && region.threads > 0 ? "/" + std::to_string(region.threads) + "t" : "");
   }
   r.tile_seconds = exe.stats().tile_seconds;
-  r.tiles_busy = exe.stats().tiles_not_cached;
+  r.tiles_busy = exe.stats().tiles_busy;
   r.scratch_bytes = exe.stats().scratch_bytes;
   r.gemm_gflops = r.gemm_seconds > 0 ? whole_flops / r.gemm_seconds * 1e-9 : 0.0;
   r.gemm_flops = flops;
@@ -415,7 +415,7 @@ void print_row(const Result& r) {
   if (!r.tiles.empty())
     std::printf("%-12s tiles %s (measured in %.2f s%s), tile scratch %.2f MB\n", "",
                 r.tiles.c_str(), r.tile_seconds,
-                r.tiles_busy > 0 ? ", other processes busy meanwhile" : "",
+                r.tiles_busy > 0 ? "; other processes busy: the preferred tile kept" : "",
                 static_cast<double>(r.scratch_bytes) / (1 << 20));
   std::fflush(stdout);
 }

@@ -30,10 +30,11 @@ struct CpuCompileOptions {
   // cost only a program run many times repays, as a training step is). false: auto means tiles
   // of kPreferredTile, unmeasured (evaluation programs, run a few times each).
   bool measure_tiles = true;
-  // Whether a tile measurement is written to the cache although other processes kept more than
-  // half a core busy while it ran (cpu_runtime.cpp, kBusyCores): false, such a choice serves only
-  // the process that measured it. true for tests of the cache itself, which run beside others.
-  bool cache_busy_tiles = false;
+  // Whether a tile measured while other processes kept more than half a core busy
+  // (cpu_runtime.cpp, kBusyCores) is kept as measured: false, the region takes kPreferredTile
+  // instead (and the cache keeps that). true for tests of the measurement and the cache, which
+  // run beside other tests.
+  bool trust_busy_tiles = false;
 };
 
 // options.tile_rows resolved (the environment, the default): > 0 that many points, 0 auto

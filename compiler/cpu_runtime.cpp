@@ -70,10 +70,11 @@ struct CpuUse {
 };
 
 // A tile measurement during which the other processes kept more than this many cores busy on
-// average is not written to the tile cache: its choice serves the process that measured it, and
-// the next one measures again. (Measured under `ctest --parallel 2`, one such choice once cost
-// the cavity example 1.6x a step in every later run: bench/README.md, "Tiles measured under
-// load".)
+// average is not trusted: the region takes kPreferredTile (the weight gradients summed per tile,
+// all threads) instead, and that is what the cache keeps, so that later runs of the program still
+// run the same tiles (and give the same bits). Measured under `ctest --parallel 2`, one choice
+// once cost the cavity example 1.6x a step in every later run (bench/README.md, "Tiles measured
+// under load").
 constexpr double kBusyCores = 0.5;
 
 using KernelFn = void (*)(char*);
@@ -318,7 +319,7 @@ MatrixD copy_out(const char* arena, const Program& p, const View& v) {
 class CpuRuntime final : public Runtime {
  public:
   CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats)
-      : cache_busy_tiles_(options.cpu.cache_busy_tiles), stats_(stats) {
+      : trust_busy_tiles_(options.cpu.trust_busy_tiles), stats_(stats) {
     const auto t = Clock::now();
     program_ = lower_for(module, Backend::cpu, options, &stats.recomputed);
     const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
@@ -432,7 +433,6 @@ class CpuRuntime final : public Runtime {
     std::int64_t sum_stride = 0;
     std::vector<double> sum_partial;  // threads x sum_stride bytes
     bool automatic = false;           // TiledRegion::tune was set: its tile measured or cached
-    bool busy = false;  // measured while other processes took the cores: not cached (kBusyCores)
     // The locals (TiledRegion::locals) in a thread's scratch of one tile: each one's offset in
     // bytes per point of the tile (-1: in the arena), by sums_whole (the weight gradients' operands
     // are then read whole from the arena); locals used at disjoint steps share bytes.
@@ -555,8 +555,14 @@ class CpuRuntime final : public Runtime {
     r.tune = false;
     scratch_.clear();  // sized for the largest candidate: made again for the tile chosen
     scratch_size_ = 0;
-    run.busy = CpuUse::now().others_since(before) > kBusyCores && !cache_busy_tiles_;
-    if (run.busy) ++stats_.tiles_not_cached;
+    if (CpuUse::now().others_since(before) > kBusyCores && !trust_busy_tiles_) {
+      const bool fits =
+          std::find(candidates.begin(), candidates.end(), kPreferredTile) != candidates.end();
+      r.tile = fits ? kPreferredTile : candidates.back();  // the largest that fits, else
+      r.sums_whole = false;
+      r.threads = 0;
+      ++stats_.tiles_busy;
+    }
     write_tile_cache();
     ++stats_.tiles_measured;
     stats_.tile_seconds += seconds_since(start);
@@ -604,11 +610,10 @@ class CpuRuntime final : public Runtime {
     std::ostringstream text;
     for (const RegionRun& run : regions_) {
       const TiledRegion& r = program_.regions[run.index];
-      if (run.automatic && !r.tune && !run.busy)
+      if (run.automatic && !r.tune)
         text << r.first << " " << r.last << " " << r.points << " " << r.tile << " "
              << (r.sums_whole ? 1 : 0) << " " << r.threads << "\n";
     }
-    if (text.str().empty()) return;  // nothing measured alone yet
     const std::string path = tile_cache_path();
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     {
@@ -843,7 +848,7 @@ class CpuRuntime final : public Runtime {
   std::vector<std::unique_ptr<char, Free>> scratch_;  // by thread: its tile scratch
   std::int64_t scratch_size_ = 0;                     // bytes of each
   bool tile_cache_read_ = false;
-  bool cache_busy_tiles_ = false;  // CpuCompileOptions::cache_busy_tiles
+  bool trust_busy_tiles_ = false;  // CpuCompileOptions::trust_busy_tiles
   CompileStats& stats_;            // the Executable's (it owns this runtime)
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;

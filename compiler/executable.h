@@ -53,9 +53,9 @@ struct CompileStats {
   // found in the compile cache is not measured again) and the seconds measuring took.
   int tiles_measured = 0;
   double tile_seconds = 0;
-  // Of tiles_measured: those measured while other processes kept the cores busy, not written to
-  // the compile cache (CpuCompileOptions::cache_busy_tiles).
-  int tiles_not_cached = 0;
+  // Of tiles_measured: those measured while other processes kept the cores busy, which took
+  // kPreferredTile instead of the measured choice (CpuCompileOptions::trust_busy_tiles).
+  int tiles_busy = 0;
   // Set by the runs: the bytes of the threads' tile scratches (the tiled regions' locals,
   // TiledRegion::locals, one tile of them per thread), 0 where no region uses one.
   std::int64_t scratch_bytes = 0;

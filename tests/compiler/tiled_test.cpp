@@ -467,8 +467,8 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   reference.run();
   CompileOptions automatic = whole;
   automatic.cpu.tile_rows = 0;  // which reads JETPDE_TILE_ROWS first: unset here
-  // Cached although other tests may run beside this one (BusyMeasurementsAreNotCached).
-  automatic.cpu.cache_busy_tiles = true;
+  // As measured although other tests may run beside this one (BusyMeasurementsKeepThePreferred).
+  automatic.cpu.trust_busy_tiles = true;
   const char* env = std::getenv("JETPDE_TILE_ROWS");
   const std::string saved = env ? env : "";
   ::unsetenv("JETPDE_TILE_ROWS");
@@ -569,12 +569,13 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   std::filesystem::remove_all(cache);
 }
 
-// A tile measured while other processes keep the cores busy serves the run that measured it and
-// is not cached (the next executable measures again); measured alone, it is. Two spinning
-// children are the other processes.
-TEST(TiledRegions, BusyMeasurementsAreNotCached) {
+// A tile measured while other processes keep the cores busy is not trusted: the region takes
+// the preferred tile (weight gradients per tile, all threads), and the cache keeps that, so that
+// the next executable runs the same tiles unmeasured. Two spinning children are the other
+// processes.
+TEST(TiledRegions, BusyMeasurementsKeepThePreferredTile) {
   if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
-  if (!std::ifstream("/proc/stat")) GTEST_SKIP() << "no /proc/stat: every measurement is cached";
+  if (!std::ifstream("/proc/stat")) GTEST_SKIP() << "no /proc/stat: every measurement is trusted";
   const bench::Workload w = bench::build_workload("burgers", {1000, DType::f32});
   const std::vector<Var> outs = w.step_outputs();
   const std::filesystem::path cache = std::filesystem::path(::testing::TempDir()) /
@@ -606,12 +607,18 @@ TEST(TiledRegions, BusyMeasurementsAreNotCached) {
   const int regions = static_cast<int>(busy.program().regions.size());
   ASSERT_GT(regions, 0);
   EXPECT_EQ(busy.stats().tiles_measured, regions);
-  EXPECT_EQ(busy.stats().tiles_not_cached, regions);
-  for (const TiledRegion& r : busy.program().regions) EXPECT_FALSE(r.tune);  // chosen for this run
+  EXPECT_EQ(busy.stats().tiles_busy, regions);
+  for (const TiledRegion& r : busy.program().regions) {
+    ASSERT_GE(r.points, 2 * kPreferredTile);
+    EXPECT_EQ(r.tile, kPreferredTile);
+    EXPECT_FALSE(r.sums_whole);
+    EXPECT_EQ(r.threads, 0);
+  }
   Executable again(outs, o);
   again.set(w.bindings);
   again.run();
-  EXPECT_EQ(again.stats().tiles_measured, regions) << "measured again: nothing was cached";
+  EXPECT_EQ(again.stats().tiles_measured, 0) << "the preferred tile, from the cache";
+  for (const TiledRegion& r : again.program().regions) EXPECT_EQ(r.tile, kPreferredTile);
   if (env) ::setenv("JETPDE_TILE_ROWS", saved.c_str(), 1);
   std::filesystem::remove_all(cache);
 }
