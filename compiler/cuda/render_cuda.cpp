@@ -1,6 +1,7 @@
 #include "compiler/cuda/render_cuda.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 #include "autodiff/errors.h"
@@ -191,8 +192,10 @@ class KernelRenderer {
     os_ << "}\n\n";
     const unsigned row_blocks =
         block_count(rows, ty, std::min(o_.max_blocks, o_.max_reduction_blocks));
+    // Columns are not grid-strided: a block of tx columns each, however many (CUDA allows 2^31 - 1
+    // along x). Capped at max_blocks, the columns past tx * max_blocks were never summed.
     return {name,
-            {block_count(cols, tx, o_.max_blocks), row_blocks},
+            {block_count(cols, tx, std::numeric_limits<int>::max()), row_blocks},
             {static_cast<unsigned>(tx), static_cast<unsigned>(ty)},
             true};
   }

@@ -33,7 +33,8 @@
 namespace jetpde::compiler {
 
 struct CudaRenderOptions {
-  // Most blocks along one grid dimension; grid-stride loops cover the rest.
+  // Most blocks along one grid dimension; grid-stride loops cover the rest (not the columns of a
+  // kernel that sums over rows: a block per 32 of them, uncapped).
   int max_blocks = 65535;
   // Most row blocks of a kernel that sums over rows (each writes one partial sum per column).
   int max_reduction_blocks = 256;

@@ -80,11 +80,12 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, EmulatedPrimitives, ::testing::Values(DType::f6
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // A kernel that sums over rows and over columns at once (both launches and the finish), with
-// shapes that fill no block evenly (rows 1000, cols 37).
+// shapes that fill no block evenly (rows 1000, cols 37), and wider than the tiny grids' column
+// blocks (cols 150: five blocks of 32 columns, which the row sums' grid must not cap).
 TEST(EmulatedReductions, RowsAndColumnsInOneKernel) {
-  for (const bool tiny : {false, true}) {
+  for (const auto& [tiny, cols] : {std::pair{false, 37}, {true, 37}, {true, 150}}) {
     Graph g(DType::f64);
-    const Var x = g.input("x", {1000, 37});
+    const Var x = g.input("x", {1000, cols});
     const Var h = tanh(x) * 2.0;
     const std::vector<Var> outs{mean_rows(h), sum_cols(h), sum_rows(h * h), mean_all(h), h};
     EmulatedDevice device(lowered(outs), tiny ? kTinyGrids : compiler::CudaRenderOptions{},
@@ -93,12 +94,13 @@ TEST(EmulatedReductions, RowsAndColumnsInOneKernel) {
     for (const auto& s : device.source().steps)
       if (s) mixed = mixed || s->launches.size() == 3;
     EXPECT_TRUE(mixed) << device.program().to_text();
-    const Bindings b{{"x", MatrixD::Random(1000, 37)}};
+    const Bindings b{{"x", MatrixD::Random(1000, cols)}};
     device.set(b);
     device.run();
     const std::vector<MatrixD> want = evaluate(outs, b, Precision::f64);
     for (std::size_t k = 0; k < outs.size(); ++k)
-      EXPECT_LE(error(device.output(k), want[k]), 1e-12) << "output " << k << " tiny " << tiny;
+      EXPECT_LE(error(device.output(k), want[k]), 1e-12)
+          << "output " << k << " tiny " << tiny << " cols " << cols;
   }
 }
 
