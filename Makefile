@@ -62,14 +62,13 @@ test: format-check test-ctest test-asan test-fuzz
 # over every core would oversubscribe them (the training tests ran 5-40x slower that way).
 # The tests compile into a cache of their own under the build folder (JETPDE_CACHE_DIR where set),
 # not the user's ~/.cache/jetpde: tiles measured beside other tests stay out of the user's runs.
+test_cache = JETPDE_CACHE_DIR=$${JETPDE_CACHE_DIR:-$(abspath $(1))/test-cache}
 test-ctest: build
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} \
-	  JETPDE_CACHE_DIR=$${JETPDE_CACHE_DIR:-$(abspath $(BUILD_DIR))/test-cache} \
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(call test_cache,$(BUILD_DIR)) \
 	  ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error --parallel $(JOBS)
 	@if [ -d python/tests ]; then \
 	  PYTHONPATH="$(abspath $(BUILD_DIR))/python$${PYTHONPATH:+:$$PYTHONPATH}" \
-	  JETPDE_CACHE_DIR=$${JETPDE_CACHE_DIR:-$(abspath $(BUILD_DIR))/test-cache} \
-	    $(PYTHON) -m pytest -q python/tests; rc=$$?; \
+	  $(call test_cache,$(BUILD_DIR)) $(PYTHON) -m pytest -q python/tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected in python/tests"; rc=0; fi; \
 	  exit $$rc; \
 	fi
@@ -80,8 +79,7 @@ test-asan: bootstrap
 ifneq ($(ASAN),0)
 	@test -f build-asan/CMakeCache.txt || cmake --preset asan $(CMAKE_ARGS)
 	cmake --build --preset asan --parallel $(JOBS)
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} \
-	  JETPDE_CACHE_DIR=$${JETPDE_CACHE_DIR:-$(abspath build-asan)/test-cache} \
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(call test_cache,build-asan) \
 	  ctest --preset asan --parallel $(JOBS)
 else
 	@echo "test-asan: skipped (ASAN=0)"

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -119,8 +120,9 @@ void compile_to(const std::string& compiler, const std::string& source, const st
   std::string prelude;
   const std::vector<std::string> kernels = split_parts(source, &prelude);
   const unsigned cores = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  std::size_t bytes = 0;
-  for (const std::string& k : kernels) bytes += k.size();
+  std::vector<std::size_t> sizes;
+  for (const std::string& k : kernels) sizes.push_back(k.size());
+  const std::size_t bytes = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
   const std::size_t units =
       std::min({static_cast<std::size_t>(cores), kernels.size(), bytes / kBytesPerUnit});
   write_file(tmp + ".cpp", source);
@@ -132,8 +134,6 @@ void compile_to(const std::string& compiler, const std::string& source, const st
       compiler_failed(cmd, status, log, tmp + ".cpp");
     return;
   }
-  std::vector<std::size_t> sizes;
-  for (const std::string& k : kernels) sizes.push_back(k.size());
   const std::vector<std::size_t> first = balanced_units(sizes, units);
   std::vector<std::string> objects(units), logs(units), commands(units);
   std::vector<int> status(units, 0);
@@ -184,8 +184,7 @@ void* SharedObject::symbol(const std::string& name) const {
 
 std::vector<std::size_t> balanced_units(const std::vector<std::size_t>& sizes, std::size_t units) {
   units = std::max<std::size_t>(1, std::min(units, sizes.size()));
-  std::size_t total = 0;
-  for (const std::size_t n : sizes) total += n;
+  const std::size_t total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
   // A cut after the part that brings the running total to the unit's share, or earlier where
   // each later unit needs a part of its own.
   std::vector<std::size_t> first(units + 1, sizes.size());

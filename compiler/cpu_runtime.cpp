@@ -335,9 +335,7 @@ class CpuRuntime final : public Runtime {
     bf16_gemms_.resize(program_.steps.size());
     for (std::size_t s = 0; s < program_.steps.size(); ++s) {
       if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
-        // (None in a region that runs in tiles only: render_c.cpp.)
-        const RegionRun* run = region_holding(s);
-        if (!run || !run->scratch_only)
+        if (can_run_whole(program_, s))
           kernels_[s] = reinterpret_cast<KernelFn>(object_->symbol(kernel_symbol(s)));
         ++stats.kernels;
       } else {
@@ -558,7 +556,7 @@ class CpuRuntime final : public Runtime {
     if (CpuUse::now().others_since(before) > kBusyCores && !trust_busy_tiles_) {
       const bool fits =
           std::find(candidates.begin(), candidates.end(), kPreferredTile) != candidates.end();
-      r.tile = fits ? kPreferredTile : candidates.back();  // the largest that fits, else
+      r.tile = fits ? kPreferredTile : candidates.back();  // else the largest that fits
       r.sums_whole = false;
       r.threads = 0;
       ++stats_.tiles_busy;
@@ -632,15 +630,6 @@ class CpuRuntime final : public Runtime {
 #else
     return 1;
 #endif
-  }
-
-  // The run of the region holding step s, or null.
-  const RegionRun* region_holding(std::size_t s) const {
-    for (const RegionRun& run : regions_) {
-      const TiledRegion& r = program_.regions[run.index];
-      if (r.first <= static_cast<int>(s) && static_cast<int>(s) < r.last) return &run;
-    }
-    return nullptr;
   }
 
   void prepare_regions() {

@@ -105,6 +105,17 @@ std::string Program::to_text() const {
 
 namespace jetpde::compiler {
 
+const TiledRegion* tiled_region_of(const Program& p, std::size_t step) {
+  for (const TiledRegion& r : p.regions)
+    if (static_cast<int>(step) >= r.first && static_cast<int>(step) < r.last) return &r;
+  return nullptr;
+}
+
+bool can_run_whole(const Program& p, std::size_t step) {
+  const TiledRegion* r = tiled_region_of(p, step);
+  return !r || !runs_in_tiles_only(p, *r);
+}
+
 bool runs_in_tiles_only(const Program& p, const TiledRegion& r) {
   return std::any_of(r.locals.begin(), r.locals.end(), [&](const TiledRegion::Local& l) {
     return p.buffers[static_cast<std::size_t>(l.buffer)].scratch_only;

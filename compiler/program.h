@@ -159,10 +159,15 @@ struct Program {
   std::string to_text() const;  // a listing for dumps and tests
 };
 
+// The tiled region holding step `step` of `p`, or null.
+const TiledRegion* tiled_region_of(const Program& p, std::size_t step);
 // Whether region `r` of `p` runs in tiles only: some local of it lives in the tile scratch alone
-// (Buffer::scratch_only, no arena bytes), so it cannot run whole and its kernels are rendered
-// without a whole function.
+// (Buffer::scratch_only, no arena bytes), so it never runs whole.
 bool runs_in_tiles_only(const Program& p, const TiledRegion& r);
+// Whether step `step` of `p` may run whole: outside a region, or in one that does not run in
+// tiles only. A kernel that may not is rendered without its whole function (render_c.cpp), and
+// the CPU runtime looks that function up only where this holds.
+bool can_run_whole(const Program& p, std::size_t step);
 
 // Marks bf16 buffers `packed` where every GEMM that reads them has two bf16 operands and widths
 // (inner and output, besides the points) of at least kNativeBf16MinWidth (so that it can run as
