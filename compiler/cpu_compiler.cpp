@@ -134,13 +134,14 @@ void compile_to(const std::string& compiler, const std::string& source, const st
       compiler_failed(cmd, status, log, tmp + ".cpp");
     return;
   }
-  const std::vector<std::size_t> first = balanced_units(sizes, units);
+  const std::vector<std::size_t> unit = balanced_units(sizes, units);
   std::vector<std::string> objects(units), logs(units), commands(units);
   std::vector<int> status(units, 0);
   std::vector<std::thread> workers;
   for (std::size_t u = 0; u < units; ++u) {
     std::string text = prelude;
-    for (std::size_t k = first[u]; k < first[u + 1]; ++k) text += kernels[k];
+    for (std::size_t k = 0; k < kernels.size(); ++k)
+      if (unit[k] == u) text += kernels[k];
     const std::string part = tmp + "-" + std::to_string(u);
     write_file(part + ".cpp", text);
     objects[u] = part + ".o";
@@ -184,17 +185,20 @@ void* SharedObject::symbol(const std::string& name) const {
 
 std::vector<std::size_t> balanced_units(const std::vector<std::size_t>& sizes, std::size_t units) {
   units = std::max<std::size_t>(1, std::min(units, sizes.size()));
-  const std::size_t total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
-  // A cut after the part that brings the running total to the unit's share, or earlier where
-  // each later unit needs a part of its own.
-  std::vector<std::size_t> first(units + 1, sizes.size());
-  first[0] = 0;
-  std::size_t seen = 0, cut = 1;
-  for (std::size_t k = 0; k < sizes.size() && cut < units; ++k) {
-    seen += sizes[k];
-    if (seen * units >= total * cut || sizes.size() - (k + 1) == units - cut) first[cut++] = k + 1;
+  // Largest part first, each into the unit that holds the fewest bytes so far (the first of
+  // equals): the first `units` parts take one unit each, so none stays empty.
+  std::vector<std::size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+  std::vector<std::size_t> unit(sizes.size(), 0), bytes(units, 0);
+  for (const std::size_t k : order) {
+    const auto least =
+        static_cast<std::size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+    unit[k] = least;
+    bytes[least] += sizes[k];
   }
-  return first;
+  return unit;
 }
 
 const char* host_compile_flags() {

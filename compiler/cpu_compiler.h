@@ -78,9 +78,10 @@ void compile_shared_library(const std::string& source, const std::string& output
 const char* host_compile_flags();
 
 // How build_shared_object splits a large source into translation units compiled side by side:
-// parts (kernels) of these sizes, in order, into `units` runs of consecutive parts of about equal
-// total size (a part never split, no run empty). Returns each run's first part, and the number of
-// parts last.
+// parts (kernels) of these sizes into `units` units (at most one per part) of about equal total
+// size, largest part first into the unit with the fewest bytes (a part never split, no unit
+// empty). Returns each part's unit; a unit keeps its parts in source order. (Runs of consecutive
+// parts, before, left poisson32d's two units at 158 and 96 kB under auto: 2.7 s cold, 2.3 s so.)
 std::vector<std::size_t> balanced_units(const std::vector<std::size_t>& sizes, std::size_t units);
 
 // Runs `command` in a shell; returns its exit status (-1 when it did not exit normally) and

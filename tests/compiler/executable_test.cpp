@@ -61,19 +61,27 @@ TEST(CompileCache, TheSecondCompileIsACacheHit) {
 // A cold compile's translation units: consecutive kernels, about equal in size, none empty.
 TEST(CompileUnits, BalancedBySizeNoneEmpty) {
   using V = std::vector<std::size_t>;
-  EXPECT_EQ(balanced_units({10, 10, 10, 10}, 2), (V{0, 2, 4}));
-  // One big kernel first: the small ones go together.
-  EXPECT_EQ(balanced_units({90, 5, 5, 5, 5}, 2), (V{0, 1, 5}));
-  EXPECT_EQ(balanced_units({5, 5, 5, 5, 90}, 2), (V{0, 4, 5}));
+  EXPECT_EQ(balanced_units({10, 10, 10, 10}, 2), (V{0, 1, 0, 1}));
+  // One big kernel, first or last: the small ones go together.
+  EXPECT_EQ(balanced_units({90, 5, 5, 5, 5}, 2), (V{0, 1, 1, 1, 1}));
+  EXPECT_EQ(balanced_units({5, 5, 5, 5, 90}, 2), (V{1, 1, 1, 1, 0}));
   // Two big kernels among small ones: one each (52 and 51).
-  EXPECT_EQ(balanced_units({1, 50, 1, 50, 1}, 2), (V{0, 3, 5}));
+  EXPECT_EQ(balanced_units({1, 50, 1, 50, 1}, 2), (V{0, 0, 1, 1, 0}));
+  // poisson32d's kernels under auto, in kB, in source order: cut into consecutive runs they were
+  // 152 and 87; here 121 and 118.
+  const V sizes{22, 22, 22, 17, 32, 37, 37, 29, 13, 8};
+  const V unit = balanced_units(sizes, 2);
+  EXPECT_EQ(unit, (V{1, 0, 1, 0, 0, 0, 1, 1, 0, 1}));
+  std::size_t first = 0;
+  for (std::size_t k = 0; k < sizes.size(); ++k) first += unit[k] == 0 ? sizes[k] : 0;
+  EXPECT_EQ(first, 121u);
   // More units than a size alone would give, each still gets a kernel.
-  EXPECT_EQ(balanced_units({100, 1, 1}, 3), (V{0, 1, 2, 3}));
+  EXPECT_EQ(balanced_units({100, 1, 1}, 3), (V{0, 1, 2}));
   // More units than kernels: one a kernel; none or one unit: everything in it.
-  EXPECT_EQ(balanced_units({3, 4}, 4), (V{0, 1, 2}));
-  EXPECT_EQ(balanced_units({3, 4}, 1), (V{0, 2}));
-  EXPECT_EQ(balanced_units({3, 4}, 0), (V{0, 2}));
-  EXPECT_EQ(balanced_units({}, 2), (V{0, 0}));
+  EXPECT_EQ(balanced_units({3, 4}, 4), (V{1, 0}));
+  EXPECT_EQ(balanced_units({3, 4}, 1), (V{0, 0}));
+  EXPECT_EQ(balanced_units({3, 4}, 0), (V{0, 0}));
+  EXPECT_EQ(balanced_units({}, 2), V{});
 }
 
 TEST(EstimateMemory, IsTheArenaTheExecutableAllocates) {
