@@ -35,6 +35,14 @@ struct CpuCompileOptions {
   // instead (and the cache keeps that). true for tests of the measurement and the cache, which
   // run beside other tests.
   bool trust_busy_tiles = false;
+  // The job this process is a rank of (solvers::Objective sets them from its communicator): the
+  // ranks on this machine, this one included, each taken to keep as many cores busy as this
+  // process has threads, which the measurement does not count as other processes (they run
+  // beside this one for the whole run); and this process's rank, whose tile choices go into a
+  // cache file of its own from rank 1 on (ranks measure side by side and may choose differently,
+  // and a resumed rank must run the tiles it ran before).
+  int ranks_here = 1;
+  int rank = 0;
 };
 
 // options.tile_rows resolved (the environment, the default): > 0 that many points, 0 auto

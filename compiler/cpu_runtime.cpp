@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -76,6 +77,10 @@ struct CpuUse {
 // once cost the cavity example 1.6x a step in every later run (bench/README.md, "Tiles measured
 // under load").
 constexpr double kBusyCores = 0.5;
+// /proc/stat counts in clock ticks (10 ms): over a region measured in 13 ms one tick of another
+// process read as 0.77 cores, and a quiet MPI rank's short region came out busy. A measurement
+// shorter than this is judged over the time since the runtime's first measurement began.
+constexpr double kBusyWindow = 0.2;
 
 using KernelFn = void (*)(char*);
 using RowsFn = void (*)(char*, long, long, double*, char* const*, const long*);
@@ -319,7 +324,10 @@ MatrixD copy_out(const char* arena, const Program& p, const View& v) {
 class CpuRuntime final : public Runtime {
  public:
   CpuRuntime(const Module& module, const CompileOptions& options, CompileStats& stats)
-      : trust_busy_tiles_(options.cpu.trust_busy_tiles), stats_(stats) {
+      : trust_busy_tiles_(options.cpu.trust_busy_tiles),
+        ranks_here_(std::max(1, options.cpu.ranks_here)),
+        rank_(std::max(0, options.cpu.rank)),
+        stats_(stats) {
     const auto t = Clock::now();
     program_ = lower_for(module, Backend::cpu, options, &stats.recomputed);
     const std::string source = render_cpu_source(program_, options.cpu.parallel_min_elements > 0
@@ -332,6 +340,8 @@ class CpuRuntime final : public Runtime {
     stats.cache_hit = build.cache_hit;
     kernels_.assign(program_.steps.size(), nullptr);
     prepare_regions();
+    for (const RegionRun& run : regions_)
+      if (run.automatic) stats.tile_file = tile_cache_path();
     bf16_gemms_.resize(program_.steps.size());
     for (std::size_t s = 0; s < program_.steps.size(); ++s) {
       if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
@@ -431,6 +441,9 @@ class CpuRuntime final : public Runtime {
     std::int64_t sum_stride = 0;
     std::vector<double> sum_partial;  // threads x sum_stride bytes
     bool automatic = false;           // TiledRegion::tune was set: its tile measured or cached
+    // Its tile is kPreferredTile because other processes kept the cores busy while it was
+    // measured (here, or by the runtime that wrote the cache line).
+    bool busy = false;
     // The locals (TiledRegion::locals) in a thread's scratch of one tile: each one's offset in
     // bytes per point of the tile (-1: in the arena), by sums_whole (the weight gradients' operands
     // are then read whole from the arena); locals used at disjoint steps share bytes.
@@ -489,6 +502,7 @@ class CpuRuntime final : public Runtime {
     if (!r.tune) return;  // found in the cache
     const auto start = Clock::now();
     const CpuUse before = CpuUse::now();
+    if (!first_measurement_) first_measurement_ = before;
     std::vector<std::int64_t> candidates;
     if (!run.scratch_only) candidates.push_back(0);  // whole: its locals have arena bytes
     for (const std::int64_t c : kTileCandidates)
@@ -553,12 +567,15 @@ class CpuRuntime final : public Runtime {
     r.tune = false;
     scratch_.clear();  // sized for the largest candidate: made again for the tile chosen
     scratch_size_ = 0;
-    if (CpuUse::now().others_since(before) > kBusyCores && !trust_busy_tiles_) {
+    const double siblings = static_cast<double>((ranks_here_ - 1) * threads());
+    const CpuUse& since = seconds_since(start) >= kBusyWindow ? before : *first_measurement_;
+    if (CpuUse::now().others_since(since) - siblings > kBusyCores && !trust_busy_tiles_) {
       const bool fits =
           std::find(candidates.begin(), candidates.end(), kPreferredTile) != candidates.end();
       r.tile = fits ? kPreferredTile : candidates.back();  // else the largest that fits
       r.sums_whole = false;
       r.threads = 0;
+      run.busy = true;
       ++stats_.tiles_busy;
     }
     write_tile_cache();
@@ -567,12 +584,14 @@ class CpuRuntime final : public Runtime {
   }
 
   // The tile cache: beside the shared object, one file per thread count, a line per measured
-  // region ("first last points tile sums_whole threads"). A line that matches no region to be
-  // measured, names a tile that is not a candidate, a thread count out of range or has other
-  // fields is ignored; a file that cannot be read or written is no error (the tiles are measured
-  // again).
+  // region ("first last points tile sums_whole threads busy"; busy 1: measured under load, the
+  // preferred tile taken; lines without it, from before, count as 0). A line that matches no
+  // region to be measured, names a tile that is not a candidate, a thread count out of range or
+  // has other fields is ignored; a file that cannot be read or written is no error (the tiles are
+  // measured again).
   std::string tile_cache_path() const {
-    return object_->path() + ".tiles-" + std::to_string(threads()) + "-threads";
+    return object_->path() + ".tiles-" + std::to_string(threads()) + "-threads" +
+           (rank_ > 0 ? "-rank-" + std::to_string(rank_) : "");
   }
 
   void read_tile_cache() {
@@ -582,16 +601,17 @@ class CpuRuntime final : public Runtime {
     for (std::string line; std::getline(in, line);) {
       std::istringstream fields(line);
       std::int64_t first = 0, last = 0, points = 0, tile = 0;
-      int sums_whole = 0, split = 0;
+      int sums_whole = 0, split = 0, busy = 0;
       std::string more;
-      if (!(fields >> first >> last >> points >> tile >> sums_whole >> split) || fields >> more)
-        continue;
+      if (!(fields >> first >> last >> points >> tile >> sums_whole >> split)) continue;
+      if (!(fields >> busy)) busy = fields.eof() ? 0 : -1;
+      if ((busy != 0 && busy != 1) || fields >> more) continue;
       if (split < 0 || split >= threads()) continue;
       const bool candidate = tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(),
                                                      tile) != kTileCandidates.end() &&
                                            points >= 2 * tile);
       if (!candidate || (sums_whole != 0 && sums_whole != 1)) continue;
-      for (const RegionRun& run : regions_) {
+      for (RegionRun& run : regions_) {
         TiledRegion& r = program_.regions[run.index];
         if (tile == 0 && run.scratch_only) continue;  // a region that cannot run whole
         if (r.tune && r.first == first && r.last == last && r.points == points) {
@@ -599,6 +619,8 @@ class CpuRuntime final : public Runtime {
           r.sums_whole = sums_whole == 1;
           r.threads = split;
           r.tune = false;
+          run.busy = busy == 1;
+          if (run.busy) ++stats_.tiles_busy;
         }
       }
     }
@@ -610,7 +632,7 @@ class CpuRuntime final : public Runtime {
       const TiledRegion& r = program_.regions[run.index];
       if (run.automatic && !r.tune)
         text << r.first << " " << r.last << " " << r.points << " " << r.tile << " "
-             << (r.sums_whole ? 1 : 0) << " " << r.threads << "\n";
+             << (r.sums_whole ? 1 : 0) << " " << r.threads << " " << (run.busy ? 1 : 0) << "\n";
     }
     const std::string path = tile_cache_path();
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -837,8 +859,10 @@ class CpuRuntime final : public Runtime {
   std::vector<std::unique_ptr<char, Free>> scratch_;  // by thread: its tile scratch
   std::int64_t scratch_size_ = 0;                     // bytes of each
   bool tile_cache_read_ = false;
-  bool trust_busy_tiles_ = false;  // CpuCompileOptions::trust_busy_tiles
-  CompileStats& stats_;            // the Executable's (it owns this runtime)
+  bool trust_busy_tiles_ = false;            // CpuCompileOptions::trust_busy_tiles
+  int ranks_here_ = 1, rank_ = 0;            // CpuCompileOptions::ranks_here, rank
+  std::optional<CpuUse> first_measurement_;  // when the first region's measurement began
+  CompileStats& stats_;                      // the Executable's (it owns this runtime)
   char* arena_ = nullptr;
   std::unordered_map<std::string, int> buffer_by_name_;
 };

@@ -53,9 +53,12 @@ struct CompileStats {
   // found in the compile cache is not measured again) and the seconds measuring took.
   int tiles_measured = 0;
   double tile_seconds = 0;
-  // Of tiles_measured: those measured while other processes kept the cores busy, which took
-  // kPreferredTile instead of the measured choice (CpuCompileOptions::trust_busy_tiles).
+  // The tiled regions that run on kPreferredTile instead of a measured choice because other
+  // processes kept the cores busy while they were measured, by this run or by the one that wrote
+  // the cache (CpuCompileOptions::trust_busy_tiles); and the cache file that keeps the tiles
+  // ("" where no tile is measured). Deleting the file has the next run measure them again.
   int tiles_busy = 0;
+  std::string tile_file;
   // Set by the runs: the bytes of the threads' tile scratches (the tiled regions' locals,
   // TiledRegion::locals, one tile of them per thread), 0 where no region uses one.
   std::int64_t scratch_bytes = 0;

@@ -117,6 +117,19 @@ void write_summary(const std::string& path, const RunConfig& c, const RunReport&
                    {"batches", m.batches},
                    {"points_left_out", m.left_out},
                    {"step_arena_bytes", s.problem().objective().executable().stats().arena_bytes}};
+    // The training step's compile (the current precision's): from the cache or not, and its
+    // tiled regions' tiles, measured by this run or read from the cache, and how many of them
+    // took the preferred tile because other processes kept the cores busy while measured.
+    const compiler::CompileStats& st = s.problem().objective().executable().stats();
+    j["compile"] = {
+        {"seconds", st.total_seconds},
+        {"from_cache", st.cache_hit},
+        {"kernels", st.kernels},
+        {"gemms", st.gemms},
+        {"tiled_regions", s.problem().objective().executable().program().regions.size()},
+        {"tiles_measured", st.tiles_measured},
+        {"tiles_busy", st.tiles_busy},
+        {"tile_file", st.tile_file}};
   }
   // Each stage with the precision its step started in (a stage without its own: the run's; under
   // auto resolved to 16-bit, fp32 for a line search; a switch to fp32 is in
@@ -556,6 +569,18 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
   if (progress) progress->finish();
   report.files = {"config.yaml", "checkpoint.h5", "history.csv"};
   if (!writer) return report;  // the other ranks hold the same solution and write nothing
+  if (!report.solution.other_source())
+    if (const compiler::CompileStats& st =
+            report.solution.problem().objective().executable().stats();
+        st.tiles_busy > 0)
+      std::fprintf(o.log,
+                   "jetpde: note: the tiles of %d region%s of the training step were measured "
+                   "while other processes kept the cores busy; not trusting that measurement, "
+                   "%s in tiles of %lld points, which can be slower than a quiet measurement's "
+                   "choice (1.3x a step on the cavity example). Delete %s to measure again.\n",
+                   st.tiles_busy, st.tiles_busy == 1 ? "" : "s",
+                   st.tiles_busy == 1 ? "it runs" : "they run",
+                   static_cast<long long>(compiler::kPreferredTile), st.tile_file.c_str());
 
   write_fields(c, report.solution.exact(), report);
   write_summary(c.output.dir + "/summary.json", c, report, nullptr,

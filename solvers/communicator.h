@@ -50,6 +50,9 @@ class Communicator {
   virtual void exchange(std::span<const Peer> peers) const;
   // Wall seconds this process spent in collectives (waiting for the others included).
   virtual double seconds() const { return 0; }
+  // The ranks on this machine, this one included: they share its cores (1 serial, and for ranks
+  // that are threads of one process).
+  virtual int ranks_here() const { return 1; }
   // Values this process has put into messages: its part of every collective (n values for an
   // allreduce of n) and everything it sent to peers. For the log and the scaling benchmark.
   virtual double values_sent() const { return 0; }

@@ -34,6 +34,11 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    MPI_Comm here = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &here),
+          "MPI_Comm_split_type");
+    MPI_Comm_size(here, &ranks_here_);
+    MPI_Comm_free(&here);
   }
   ~MpiCommunicator() override {
     int finalized = 0;
@@ -42,6 +47,7 @@ class MpiCommunicator final : public Communicator {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int ranks_here() const override { return ranks_here_; }
   void allreduce_sum(std::span<double> v) const override { reduce(v, MPI_SUM); }
   void allreduce_max(std::span<double> v) const override { reduce(v, MPI_MAX); }
   void broadcast(std::span<double> v, int root) const override {
@@ -135,7 +141,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, ranks_here_ = 1;
   mutable double seconds_ = 0;
   mutable double sent_ = 0;
 };

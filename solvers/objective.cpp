@@ -138,6 +138,10 @@ Objective::Objective(std::vector<LossTerm> terms, std::vector<Var> params,
       options_(std::move(options)),
       communicator_(&communicator),
       batches_(batches) {
+  // The training step's tiles are measured beside this job's other ranks on the machine, and
+  // each rank keeps its own (compiler/cpu_compiler.h).
+  options_.cpu.ranks_here = communicator.ranks_here();
+  options_.cpu.rank = communicator.rank();
   programs_ = build_loss_programs(terms_, params_);
   if (batches_ < 1)
     throw UserError("objective: " + std::to_string(batches_) + " batches (at least 1)");

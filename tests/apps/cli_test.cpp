@@ -95,6 +95,10 @@ TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   summary << std::ifstream(fs::path(out) / "summary.json").rdbuf();
   EXPECT_NE(summary.str().find("\"rel_l2\""), std::string::npos) << summary.str();
   EXPECT_NE(summary.str().find("\"status\": \"finished\""), std::string::npos);
+  // and the training step's compile: its tiles, and how many were measured under load.
+  for (const char* key : {"\"compile\"", "\"from_cache\"", "\"tiled_regions\"",
+                          "\"tiles_measured\"", "\"tiles_busy\"", "\"tile_file\""})
+    EXPECT_NE(summary.str().find(key), std::string::npos) << key << " in " << summary.str();
   // fields.h5: u on the 21-point grid, u_exact and the residual.
   EXPECT_EQ(io::read_dataset(out + "/fields.h5", "u").dims, (std::vector<std::int64_t>{1, 21}));
   EXPECT_TRUE(io::has_dataset(out + "/fields.h5", "residual_pde"));

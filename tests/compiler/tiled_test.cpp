@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <variant>
 
 #include "autodiff/ops.h"
@@ -497,10 +498,15 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   EXPECT_GT(first.stats().tile_seconds, 0.0);
   const std::vector<std::filesystem::path> files = files_with(cache, ".tiles-");
   ASSERT_EQ(files.size(), 1u) << "the tile cache file beside the shared object";
+  EXPECT_EQ(first.stats().tile_file, files[0].string());
+  EXPECT_EQ(first.stats().tiles_busy, 0);
   {
     std::ifstream in(files[0]);
     int lines = 0;
-    for (std::string line; std::getline(in, line);) ++lines;
+    for (std::string line; std::getline(in, line);) {
+      ++lines;
+      EXPECT_TRUE(line.ends_with(" 0")) << line << ": not measured under load (trusted)";
+    }
     EXPECT_EQ(lines, regions);
   }
 
@@ -550,15 +556,16 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
   }
 
   // A damaged file, one naming a tile that is not a candidate, lines of older layouts (without
-  // sums_whole, without threads), a bad sums_whole and a thread count out of range: measured
-  // again.
+  // sums_whole, without threads), a bad sums_whole, a thread count out of range, a bad busy
+  // flag and a field more: measured again. (Lines without the busy flag are read: above.)
   const TiledRegion& r0 = first.program().regions[0];
   const std::string head =
       std::to_string(r0.first) + " " + std::to_string(r0.last) + " " + std::to_string(r0.points);
   for (const std::string& text :
        {std::string("garbage\n1 2"), head + " 300 0 0\n", head + " 128\n", head + " 128 0\n",
         head + " 128 2 0\n", head + " 128 0 " + std::to_string(threads) + "\n",
-        head + " 128 0 -1\n"}) {
+        head + " 128 0 -1\n", head + " 128 0 0 2\n", head + " 128 0 0 x\n",
+        head + " 128 0 0 1 0\n"}) {
     { std::ofstream(files[0]) << text; }
     Executable again(outs, automatic);
     expect_values(again, "after '" + text + "'");
@@ -570,7 +577,8 @@ TEST(TiledRegions, AutoTilesAreMeasuredOnTheFirstRunAndCached) {
 
 // A tile measured while other processes keep the cores busy is not trusted: the region takes
 // the preferred tile (weight gradients per tile, all threads), and the cache keeps that, so that
-// the next executable runs the same tiles unmeasured. Two spinning children are the other
+// the next executable runs the same tiles unmeasured, and knows that they were measured under
+// load (CompileStats::tiles_busy: `jetpde run` says so). Two spinning children are the other
 // processes.
 TEST(TiledRegions, BusyMeasurementsKeepThePreferredTile) {
   if (!sgemm_runs_per_thread()) GTEST_SKIP() << "tiles need an sgemm that runs on each thread";
@@ -599,6 +607,15 @@ TEST(TiledRegions, BusyMeasurementsKeepThePreferredTile) {
   Executable busy(outs, o);
   busy.set(w.bindings);
   busy.run();
+  // The same spinners as ranks of this process's job on the machine (as many as it has cores, so
+  // that whatever else runs stays below them): not other processes; and as rank 1, its tiles in
+  // a file of its own.
+  CompileOptions rank1 = o;
+  rank1.cpu.ranks_here = 1 + static_cast<int>(std::thread::hardware_concurrency());
+  rank1.cpu.rank = 1;
+  Executable sibling(outs, rank1);
+  sibling.set(w.bindings);
+  sibling.run();
   for (const pid_t pid : spinners) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
@@ -607,6 +624,12 @@ TEST(TiledRegions, BusyMeasurementsKeepThePreferredTile) {
   ASSERT_GT(regions, 0);
   EXPECT_EQ(busy.stats().tiles_measured, regions);
   EXPECT_EQ(busy.stats().tiles_busy, regions);
+  EXPECT_EQ(sibling.stats().tiles_measured, regions);
+  EXPECT_EQ(sibling.stats().tiles_busy, 0) << "the spinners taken for this job's ranks";
+  EXPECT_TRUE(sibling.stats().tile_file.ends_with(
+      ".tiles-" + std::to_string(omp_get_max_threads()) + "-threads-rank-1"))
+      << sibling.stats().tile_file;
+  EXPECT_NE(sibling.stats().tile_file, busy.stats().tile_file);
   for (const TiledRegion& r : busy.program().regions) {
     ASSERT_GE(r.points, 2 * kPreferredTile);
     EXPECT_EQ(r.tile, kPreferredTile);
@@ -617,6 +640,7 @@ TEST(TiledRegions, BusyMeasurementsKeepThePreferredTile) {
   again.set(w.bindings);
   again.run();
   EXPECT_EQ(again.stats().tiles_measured, 0) << "the preferred tile, from the cache";
+  EXPECT_EQ(again.stats().tiles_busy, regions) << "and the cache says why";
   for (const TiledRegion& r : again.program().regions) EXPECT_EQ(r.tile, kPreferredTile);
   if (env) ::setenv("JETPDE_TILE_ROWS", saved.c_str(), 1);
   std::filesystem::remove_all(cache);
