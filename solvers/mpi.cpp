@@ -187,6 +187,15 @@ std::unique_ptr<Communicator> communicator_from_fortran(std::int64_t handle) {
     throw UserError("comm: MPI is not initialized (import mpi4py.MPI first, or run under mpirun)");
   const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(handle));
   if (comm == MPI_COMM_NULL) throw UserError("comm: the null communicator");
+  // An intercommunicator's collectives exchange between its two groups, not one group's sums
+  // (and Open MPI's MPI_Comm_split_type crashes on one): refused before any is made.
+  int inter = 0;
+  if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    throw UserError("comm: not a communicator (MPI_Comm_test_inter failed)");
+  if (inter)
+    throw UserError(
+        "comm: an intercommunicator; give an intracommunicator (MPI_COMM_WORLD, or a split of "
+        "it)");
   return std::make_unique<MpiCommunicator>(comm);
 }
 

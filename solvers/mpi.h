@@ -46,7 +46,8 @@ class MpiSession {
 
 // A communicator over an existing MPI communicator given by its Fortran handle (MPI_Comm_c2f;
 // mpi4py's comm.py2f()); duplicated, so jetpde's messages never mix with the caller's. MPI must be
-// initialized (mpi4py does it on import). UserError without MPI or when it is not initialized.
+// initialized (mpi4py does it on import). UserError without MPI, when it is not initialized, for
+// the null communicator and for an intercommunicator.
 std::unique_ptr<Communicator> communicator_from_fortran(std::int64_t handle);
 
 // Ends every rank of MPI_COMM_WORLD with `code` (MPI_Abort): a rank that cannot go on while the

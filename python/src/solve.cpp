@@ -166,12 +166,8 @@ std::unique_ptr<solvers::Communicator> communicator_of(const py::object& comm) {
         "it: an object with py2f()), not " +
         py::str(py::type::handle_of(comm).attr("__name__")).cast<std::string>());
   const auto handle = comm.attr("py2f")().cast<std::int64_t>();
-  std::unique_ptr<solvers::Communicator> c = solvers::communicator_from_fortran(handle);
-  // An intercommunicator's collectives exchange between its two groups: not one group's sums.
-  if (py::hasattr(comm, "Is_inter") && comm.attr("Is_inter")().cast<bool>())
-    throw UserError(
-        "comm: an intercommunicator; give an intracommunicator (MPI.COMM_WORLD, comm.Split(...))");
-  return c;
+  // (An intercommunicator is a UserError there.)
+  return solvers::communicator_from_fortran(handle);
 }
 
 // A rank other than 0 has the same trained parameters as rank 0 but not, on its own file system,
