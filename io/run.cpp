@@ -576,11 +576,13 @@ RunReport run(const RunConfig& c, const RunOptions& o) {
       std::fprintf(o.log,
                    "jetpde: note: the tiles of %d region%s of the training step were measured "
                    "while other processes kept the cores busy; not trusting that measurement, "
-                   "%s in tiles of %lld points, which can be slower than a quiet measurement's "
-                   "choice (1.3x a step on the cavity example). Delete %s to measure again.\n",
+                   "%s the default tile (%lld points, fewer where a region has under twice as "
+                   "many), which can be slower than a quiet measurement's choice (1.3x a step on "
+                   "the cavity example). Delete %s%s to measure again.\n",
                    st.tiles_busy, st.tiles_busy == 1 ? "" : "s",
-                   st.tiles_busy == 1 ? "it runs" : "they run",
-                   static_cast<long long>(compiler::kPreferredTile), st.tile_file.c_str());
+                   st.tiles_busy == 1 ? "it runs in" : "they run in",
+                   static_cast<long long>(compiler::kPreferredTile), st.tile_file.c_str(),
+                   comm.size() > 1 ? " (and the other ranks' -rank-N files beside it)" : "");
 
   write_fields(c, report.solution.exact(), report);
   write_summary(c.output.dir + "/summary.json", c, report, nullptr,

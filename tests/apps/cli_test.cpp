@@ -74,6 +74,52 @@ std::string poisson(int adam_steps, const std::string& out,
          "threads: 1\n";
 }
 
+// A training step whose tiles were measured while other processes kept the cores busy runs the
+// default tile, and `run` says so at its end, naming the tile file, with summary.json's
+// compile.tiles_busy: here the first run's tile file is marked so, as a loaded machine leaves it.
+TEST_F(Cli, TilesMeasuredUnderLoadAreSaidAtTheEnd) {
+  const std::string cache = (dir_ / "cache").string(), out = (dir_ / "run").string();
+  const std::string cfg = write("p.yaml", poisson(20, out));
+  const auto run = [&] {
+    return shell("JETPDE_CACHE_DIR=" + cache + " OMP_NUM_THREADS=1 " + JETPDE_BINARY + " run " +
+                 cfg + " --set sampling.interior_points=1000 --set training.stages.1.steps=1 2>&1");
+  };
+  const auto summary = [&] {
+    std::stringstream text;
+    text << std::ifstream(fs::path(out) / "summary.json").rdbuf();
+    return text.str();
+  };
+  const Output first = run();
+  ASSERT_EQ(first.status, 0) << first.text;
+  ASSERT_EQ(summary().find("\"tiled_regions\": 0"), std::string::npos)
+      << "no tiled region to measure: " << summary();
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(cache))
+    if (e.path().filename().string().ends_with(".tiles-1-threads")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u) << "the training step's tile file";
+  std::string lines;
+  {
+    std::ifstream in(files[0]);
+    for (std::string line; std::getline(in, line);) {
+      ASSERT_GE(line.size(), 2u) << line;
+      lines += line.substr(0, line.size() - 1) + "1\n";  // busy
+    }
+  }
+  ASSERT_FALSE(lines.empty());
+  std::ofstream(files[0]) << lines;
+  const Output second = run();
+  ASSERT_EQ(second.status, 0) << second.text;
+  EXPECT_NE(second.text.find("measured while other processes kept the cores busy"),
+            std::string::npos)
+      << second.text;
+  EXPECT_NE(second.text.find("Delete " + files[0].string() + " to measure again"),
+            std::string::npos)
+      << second.text;
+  EXPECT_EQ(summary().find("\"tiles_busy\": 0"), std::string::npos) << summary();
+  EXPECT_NE(summary().find("\"tile_file\": \"" + files[0].string() + "\""), std::string::npos)
+      << summary();
+}
+
 TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {
   const std::string out = (dir_ / "run").string();
   const std::string cfg = write("p.yaml", poisson(300, out));
