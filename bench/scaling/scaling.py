@@ -427,6 +427,14 @@ def main():
                 fail(f"{tool} not found (build the jetpde and jetpde_mpi_pingpong targets; MPI "
                      "must be installed)")
         os.makedirs(args.out, exist_ok=True)
+        # A compile cache of this run's own (JETPDE_CACHE_DIR where set), emptied first: each
+        # program compiled and its tiles measured in its first run (the fastest run counts), not
+        # taken from what earlier runs on this machine cached (bench/README.md, "Tiles measured
+        # under load").
+        if "JETPDE_CACHE_DIR" not in os.environ:
+            cache = os.path.join(args.out, "compile-cache")
+            shutil.rmtree(cache, ignore_errors=True)
+            os.environ["JETPDE_CACHE_DIR"] = cache
         cpu = cpu_model()
         mpi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True,
                              env=mpi_env()).stdout.splitlines()[0]
