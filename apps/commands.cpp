@@ -461,7 +461,22 @@ int info(const InfoArgs& a) {
   std::printf("threads:       %d (OpenMP)\n", omp_get_max_threads());
 #endif
   std::printf("OpenMP wait:   %s\n", compiler::openmp_wait_policy().c_str());
-  std::printf("compile cache: %s\n", compiler::cache_directory(options.cpu).c_str());
+  const compiler::CacheContents cache = compiler::cache_contents(options.cpu);
+  const std::int64_t limit = compiler::cache_max_bytes(options.cpu);
+  std::printf("compile cache: %s (%d program%s, %d tile file%s; %.0f MB, %s)\n",
+              compiler::cache_directory(options.cpu).c_str(), cache.programs,
+              cache.programs == 1 ? "" : "s", cache.tile_files, cache.tile_files == 1 ? "" : "s",
+              static_cast<double>(cache.bytes) / (1 << 20),
+              limit > 0
+                  ? ("limit " + std::to_string(limit >> 20) + " MB: JETPDE_CACHE_MAX_MB").c_str()
+                  : "no limit: JETPDE_CACHE_MAX_MB=0");
+  if (cache.busy_regions > 0) {
+    std::printf(
+        "  tiles measured under load: %d region%s, in the default tile; delete to measure "
+        "again:\n",
+        cache.busy_regions, cache.busy_regions == 1 ? "" : "s");
+    for (const std::string& f : cache.busy_files) std::printf("    %s\n", f.c_str());
+  }
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -238,6 +239,63 @@ bool host_compiler_available(const CpuCompileOptions& o) {
   return available;
 }
 
+std::int64_t cache_max_bytes(const CpuCompileOptions& o) {
+  if (o.cache_max_bytes != 0) return o.cache_max_bytes;
+  if (const char* env = std::getenv("JETPDE_CACHE_MAX_MB"); env && *env) {
+    char* end = nullptr;
+    const long long mb = std::strtoll(env, &end, 10);
+    if (*end != '\0' || mb < 0)
+      throw UserError(std::string("JETPDE_CACHE_MAX_MB: '") + env +
+                      "' is not a whole number of megabytes (0: no limit)");
+    return mb == 0 ? -1 : mb * 1024 * 1024;
+  }
+  return kCacheMaxBytes;
+}
+
+std::int64_t prune_cache(const std::string& dir, std::int64_t max_bytes, const std::string& keep) {
+  if (max_bytes <= 0) return 0;
+  struct Program {
+    std::vector<fs::path> files;
+    std::int64_t bytes = 0;
+    fs::file_time_type used = fs::file_time_type::min();
+  };
+  std::map<std::string, Program> programs;
+  std::int64_t total = 0, removed = 0;
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    std::error_code ignored;
+    const auto time = fs::last_write_time(e.path(), ignored);
+    if (name.starts_with("tmp-")) {
+      if (!ignored && now - time > std::chrono::hours(24)) fs::remove(e.path(), ignored);
+      continue;
+    }
+    if (!name.starts_with("jetpde-")) continue;
+    const std::string key = name.substr(7, name.find('.') - 7);
+    const auto size = static_cast<std::int64_t>(fs::file_size(e.path(), ignored));
+    if (ignored) continue;
+    Program& p = programs[key];
+    p.files.push_back(e.path());
+    p.bytes += size;
+    total += size;
+    if (name == "jetpde-" + key + ".so" || p.used == fs::file_time_type::min()) p.used = time;
+  }
+  if (total <= max_bytes) return 0;
+  std::vector<std::pair<fs::file_time_type, const std::string*>> order;
+  for (const auto& [key, p] : programs)
+    if (key != keep && now - p.used > std::chrono::minutes(10)) order.emplace_back(p.used, &key);
+  std::sort(order.begin(), order.end());
+  for (const auto& [used, key] : order) {
+    if (total <= max_bytes / 4 * 3) break;
+    const Program& p = programs[*key];
+    for (const fs::path& f : p.files) fs::remove(f, ec);
+    total -= p.bytes;
+    removed += p.bytes;
+  }
+  return removed;
+}
+
 CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::string compiler = compiler_of(o);
@@ -247,13 +305,11 @@ CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions&
   fs::create_directories(dir, ec);
   if (ec) throw UserError("compile cache: cannot create " + dir.string() + ": " + ec.message());
   const fs::path so = dir / ("jetpde-" + key + ".so");
-  CpuBuild build;
-  build.cache_hit = fs::exists(so);
-  if (!build.cache_hit) {
-    // Written under unique temporary names and renamed: a concurrent or interrupted build never
-    // leaves a half-written object under the final name. Unique per process and per build in
-    // it: threads of one process (ranks as threads, Python threads) may build the same key at
-    // once, and the first rename would take the other's file away.
+  // Written under unique temporary names and renamed: a concurrent or interrupted build never
+  // leaves a half-written object under the final name. Unique per process and per build in it:
+  // threads of one process (ranks as threads, Python threads) may build the same key at once, and
+  // the first rename would take the other's file away. Then the cache is pruned to its limit.
+  const auto build_into_cache = [&] {
     static std::atomic<unsigned long> builds{0};
     const std::string tmp =
         (dir / ("tmp-" + key + "-" + std::to_string(getpid()) + "-" + std::to_string(builds++)))
@@ -263,8 +319,21 @@ CpuBuild build_shared_object(const std::string& source, const CpuCompileOptions&
     if (ec)
       throw UserError("compile cache: cannot rename into " + so.string() + ": " + ec.message());
     fs::rename(tmp + ".cpp", dir / ("jetpde-" + key + ".cpp"), ec);
-  }
+    prune_cache(dir.string(), cache_max_bytes(o), key);
+  };
+  CpuBuild build;
+  build.cache_hit = fs::exists(so);
+  if (build.cache_hit)
+    fs::last_write_time(so, fs::file_time_type::clock::now(), ec);  // its use, for prune_cache
+  else
+    build_into_cache();
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!handle && build.cache_hit && !fs::exists(so)) {
+    // Pruned by another process between the look and the load: built again.
+    build.cache_hit = false;
+    build_into_cache();
+    handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  }
   if (!handle) throw UserError(std::string("cannot load ") + so.string() + ": " + dlerror());
   build.object = std::make_shared<SharedObject>(handle, so.string());
   build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

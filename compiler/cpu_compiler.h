@@ -11,7 +11,11 @@ namespace jetpde::compiler {
 
 struct CpuCompileOptions {
   std::string cache_dir;  // empty: $JETPDE_CACHE_DIR, else ~/.cache/jetpde
-  std::string compiler;   // empty: $CXX, else the compiler jetpde was built with, else c++
+  // The most bytes the cache's programs may take (prune_cache, after each new program): > 0 that
+  // many; 0: $JETPDE_CACHE_MAX_MB megabytes where set (0 there: no limit), else kCacheMaxBytes;
+  // negative: no limit.
+  std::int64_t cache_max_bytes = 0;
+  std::string compiler;  // empty: $CXX, else the compiler jetpde was built with, else c++
   // bf16 GEMMs with 16-bit instructions where native_bf16_gemm_available() (compiler/cpu_gemm.h);
   // false: emulated (f32 GEMMs on bf16-rounded operands) everywhere.
   bool native_bf16 = true;
@@ -98,6 +102,31 @@ int run_command(const std::string& command, std::string* output);
 
 // The directory compiled programs are cached in.
 std::string cache_directory(const CpuCompileOptions& options);
+
+// The cache's default size limit: some 5,000 programs of a typical training step (a shared
+// object and its source, 100-250 kB together).
+inline constexpr std::int64_t kCacheMaxBytes = std::int64_t{1} << 30;
+// options.cache_max_bytes resolved (the environment, the default); <= 0: no limit. UserError
+// naming JETPDE_CACHE_MAX_MB when it is not a whole number of megabytes.
+std::int64_t cache_max_bytes(const CpuCompileOptions& options);
+// Keeps the programs of the compile cache `dir` within `max_bytes` (<= 0: no limit). A program is
+// its files jetpde-KEY.*: the shared object, its source and its tile files; its time is its shared
+// object's, which each cache hit renews. Where they take more, whole programs go least recently
+// used first until they take at most three quarters of the limit, never `keep` (a KEY: the one
+// just built) nor one used within the last 10 minutes (another process may be loading it). Build
+// temporaries (tmp-*) older than a day, left by a build that was killed, go too. Files that
+// vanish meanwhile (another process pruning) are no error. Returns the bytes removed.
+std::int64_t prune_cache(const std::string& dir, std::int64_t max_bytes, const std::string& keep);
+// What it holds (`jetpde info`): compiled programs (shared objects), tile files (a training
+// program's measured tiles, per thread count and rank), and the regions whose tiles were measured
+// under load (CompileStats::tiles_busy), with their files: deleting one has the next run measure
+// its tiles again. (Defined in cpu_runtime.cpp, beside the tile files' reader.)
+struct CacheContents {
+  int programs = 0, tile_files = 0, busy_regions = 0;
+  std::int64_t bytes = 0;  // of the programs' files (what cache_max_bytes limits)
+  std::vector<std::string> busy_files;
+};
+CacheContents cache_contents(const CpuCompileOptions& options);
 // Whether a working host compiler is available (checked once per process).
 bool host_compiler_available(const CpuCompileOptions& options);
 

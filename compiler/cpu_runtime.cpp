@@ -82,6 +82,35 @@ constexpr double kBusyCores = 0.5;
 // shorter than this is judged over the time since the runtime's first measurement began.
 constexpr double kBusyWindow = 0.2;
 
+// A line of a tile cache file (CpuRuntime::read_tile_cache): "first last points tile sums_whole
+// threads busy" (busy 1: measured under load, the preferred tile taken; lines of before without
+// it count as 0). False for a line of another layout, or a tile that is not a candidate for the
+// points, sums_whole or busy not 0 or 1, a negative thread count.
+struct TileLine {
+  std::int64_t first = 0, last = 0, points = 0, tile = 0;
+  bool sums_whole = false, busy = false;
+  int threads = 0;
+};
+bool parse_tile_line(const std::string& line, TileLine* out) {
+  std::istringstream fields(line);
+  int sums_whole = 0, busy = 0;
+  std::string more;
+  if (!(fields >> out->first >> out->last >> out->points >> out->tile >> sums_whole >>
+        out->threads))
+    return false;
+  if (!(fields >> busy)) busy = fields.eof() ? 0 : -1;
+  if ((busy != 0 && busy != 1) || (sums_whole != 0 && sums_whole != 1) || fields >> more ||
+      out->threads < 0)
+    return false;
+  const bool candidate =
+      out->tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(), out->tile) !=
+                             kTileCandidates.end() &&
+                         out->points >= 2 * out->tile);
+  out->sums_whole = sums_whole == 1;
+  out->busy = busy == 1;
+  return candidate;
+}
+
 using KernelFn = void (*)(char*);
 using RowsFn = void (*)(char*, long, long, double*, char* const*, const long*);
 using RowSumsFn = void (*)(char*, const double*, long, int);
@@ -583,12 +612,10 @@ class CpuRuntime final : public Runtime {
     stats_.tile_seconds += seconds_since(start);
   }
 
-  // The tile cache: beside the shared object, one file per thread count, a line per measured
-  // region ("first last points tile sums_whole threads busy"; busy 1: measured under load, the
-  // preferred tile taken; lines without it, from before, count as 0). A line that matches no
-  // region to be measured, names a tile that is not a candidate, a thread count out of range or
-  // has other fields is ignored; a file that cannot be read or written is no error (the tiles are
-  // measured again).
+  // The tile cache: beside the shared object, one file per thread count (and rank from 1 on), a
+  // line per measured region (parse_tile_line). A line that matches no region to be measured,
+  // names a tile that is not a candidate, a thread count out of range or has other fields is
+  // ignored; a file that cannot be read or written is no error (the tiles are measured again).
   std::string tile_cache_path() const {
     return object_->path() + ".tiles-" + std::to_string(threads()) + "-threads" +
            (rank_ > 0 ? "-rank-" + std::to_string(rank_) : "");
@@ -598,28 +625,18 @@ class CpuRuntime final : public Runtime {
     if (tile_cache_read_) return;
     tile_cache_read_ = true;
     std::ifstream in(tile_cache_path());
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream fields(line);
-      std::int64_t first = 0, last = 0, points = 0, tile = 0;
-      int sums_whole = 0, split = 0, busy = 0;
-      std::string more;
-      if (!(fields >> first >> last >> points >> tile >> sums_whole >> split)) continue;
-      if (!(fields >> busy)) busy = fields.eof() ? 0 : -1;
-      if ((busy != 0 && busy != 1) || fields >> more) continue;
-      if (split < 0 || split >= threads()) continue;
-      const bool candidate = tile == 0 || (std::find(kTileCandidates.begin(), kTileCandidates.end(),
-                                                     tile) != kTileCandidates.end() &&
-                                           points >= 2 * tile);
-      if (!candidate || (sums_whole != 0 && sums_whole != 1)) continue;
+    for (std::string text; std::getline(in, text);) {
+      TileLine line;
+      if (!parse_tile_line(text, &line) || line.threads >= threads()) continue;
       for (RegionRun& run : regions_) {
         TiledRegion& r = program_.regions[run.index];
-        if (tile == 0 && run.scratch_only) continue;  // a region that cannot run whole
-        if (r.tune && r.first == first && r.last == last && r.points == points) {
-          r.tile = tile;
-          r.sums_whole = sums_whole == 1;
-          r.threads = split;
+        if (line.tile == 0 && run.scratch_only) continue;  // a region that cannot run whole
+        if (r.tune && r.first == line.first && r.last == line.last && r.points == line.points) {
+          r.tile = line.tile;
+          r.sums_whole = line.sums_whole;
+          r.threads = line.threads;
           r.tune = false;
-          run.busy = busy == 1;
+          run.busy = line.busy;
           if (run.busy) ++stats_.tiles_busy;
         }
       }
@@ -880,6 +897,30 @@ std::unique_ptr<Runtime> make_cpu(const Module& m, const CompileOptions& o, Comp
 std::int64_t host_free_memory() { return available_memory(Backend::cpu); }
 
 }  // namespace
+
+CacheContents cache_contents(const CpuCompileOptions& options) {
+  CacheContents c;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(cache_directory(options), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("jetpde-"))
+      c.bytes += static_cast<std::int64_t>(std::filesystem::file_size(e.path(), ec));
+    if (name.ends_with(".so")) ++c.programs;
+    if (name.find(".so.tiles-") == std::string::npos || name.find(".tmp-") != std::string::npos)
+      continue;
+    ++c.tile_files;
+    int busy = 0;
+    std::ifstream in(e.path());
+    for (std::string text; std::getline(in, text);) {
+      TileLine line;
+      busy += parse_tile_line(text, &line) && line.busy ? 1 : 0;
+    }
+    if (busy > 0) c.busy_files.push_back(e.path().string());
+    c.busy_regions += busy;
+  }
+  std::sort(c.busy_files.begin(), c.busy_files.end());
+  return c;
+}
 
 // Called by the registry on first use, so that linking never drops the CPU backend.
 void register_cpu_runtime() {

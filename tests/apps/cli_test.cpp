@@ -118,6 +118,13 @@ TEST_F(Cli, TilesMeasuredUnderLoadAreSaidAtTheEnd) {
   EXPECT_EQ(summary().find("\"tiles_busy\": 0"), std::string::npos) << summary();
   EXPECT_NE(summary().find("\"tile_file\": \"" + files[0].string() + "\""), std::string::npos)
       << summary();
+  // `info` lists the file too.
+  const Output info =
+      shell("JETPDE_CACHE_DIR=" + cache + " " + std::string(JETPDE_BINARY) + " info 2>&1");
+  ASSERT_EQ(info.status, 0) << info.text;
+  EXPECT_NE(info.text.find("compile cache: " + cache + " ("), std::string::npos) << info.text;
+  EXPECT_NE(info.text.find("tiles measured under load: "), std::string::npos) << info.text;
+  EXPECT_NE(info.text.find("    " + files[0].string() + "\n"), std::string::npos) << info.text;
 }
 
 TEST_F(Cli, RunWritesEveryOutputAndEvalAndExportReadThem) {

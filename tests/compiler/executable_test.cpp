@@ -56,9 +56,78 @@ TEST(CompileCache, TheSecondCompileIsACacheHit) {
   EXPECT_TRUE(second.output(0).isApprox(evaluate(l.y, l.values)));
 }
 
-// The memory plan without the code: the arena and peak an Executable reports, in every precision
-// (bf16's packed operands included where the CPU multiplies bf16), growing with the rows.
-// A cold compile's translation units: consecutive kernels, about equal in size, none empty.
+// The cache within its limit: whole programs (shared object, source, tile files) least recently
+// used first, down to three quarters of the limit; never the program just built nor one used in
+// the last 10 minutes; build temporaries older than a day. A build over a tiny limit keeps (and
+// runs) its own program; no limit removes nothing; a bad JETPDE_CACHE_MAX_MB is a UserError.
+TEST(CompileCache, PrunedToItsLimitLeastRecentlyUsedFirst) {
+  namespace fs = std::filesystem;
+  const CompileOptions o = fresh_cache("prune");
+  const fs::path dir = o.cpu.cache_dir;
+  fs::create_directories(dir);
+  const auto now = fs::file_time_type::clock::now();
+  const auto file = [&](const std::string& name, std::size_t bytes, auto age) {
+    std::ofstream(dir / name) << std::string(bytes, 'x');
+    fs::last_write_time(dir / name, now - age);
+  };
+  using std::chrono::hours, std::chrono::minutes;
+  // Six programs of 150 kB: ages 5, 4, 3, 2 hours, 5 minutes, and "keep" 10 hours.
+  const std::vector<std::pair<std::string, fs::file_time_type::duration>> programs{
+      {"a", hours(5)}, {"b", hours(4)},   {"c", hours(3)},
+      {"d", hours(2)}, {"e", minutes(5)}, {"keep", hours(10)}};
+  for (const auto& [key, age] : programs) {
+    file("jetpde-" + key + ".so", 100'000, age);
+    file("jetpde-" + key + ".cpp", 50'000, age);
+  }
+  file("jetpde-a.so.tiles-1-threads", 1'000, hours(1));  // a's time is its object's
+  file("tmp-old-1.cpp", 10, hours(48));
+  file("tmp-new-1.cpp", 10, hours(1));
+  EXPECT_EQ(prune_cache(dir.string(), -1, "keep"), 0) << "no limit";
+  EXPECT_EQ(prune_cache(dir.string(), 2'000'000, "keep"), 0) << "within the limit";
+  // 901 kB over 600: down to 450, the oldest first: a (with its tiles), b, c.
+  EXPECT_EQ(prune_cache(dir.string(), 600'000, "keep"), 451'000);
+  for (const auto& [key, age] : programs) {
+    const bool gone = key == "a" || key == "b" || key == "c";
+    EXPECT_EQ(fs::exists(dir / ("jetpde-" + key + ".so")), !gone) << key;
+    EXPECT_EQ(fs::exists(dir / ("jetpde-" + key + ".cpp")), !gone) << key;
+  }
+  EXPECT_FALSE(fs::exists(dir / "jetpde-a.so.tiles-1-threads"));
+  EXPECT_FALSE(fs::exists(dir / "tmp-old-1.cpp"));
+  EXPECT_TRUE(fs::exists(dir / "tmp-new-1.cpp"));
+
+  // A real build over a limit of one byte: what may go goes (d, and "keep", now an old program
+  // like any other), its own program stays and runs, and so does e (used 5 minutes ago).
+  CompileOptions tiny = o;
+  tiny.cpu.cache_max_bytes = 1;
+  Layer l;
+  const std::vector<Var> outs{l.y};
+  Executable exe(outs, tiny);
+  EXPECT_FALSE(exe.stats().cache_hit);
+  EXPECT_FALSE(fs::exists(dir / "jetpde-d.so"));
+  EXPECT_FALSE(fs::exists(dir / "jetpde-keep.so"));
+  EXPECT_TRUE(fs::exists(dir / "jetpde-e.so"));
+  exe.set(l.values);
+  exe.run();
+  EXPECT_TRUE(exe.output(0).isApprox(evaluate(l.y, l.values)));
+  std::size_t objects = 0;
+  for (const auto& e : fs::directory_iterator(dir)) objects += e.path().extension() == ".so";
+  EXPECT_EQ(objects, 2u) << "e (used within 10 minutes) and the new one";
+
+  CpuCompileOptions env;
+  ::setenv("JETPDE_CACHE_MAX_MB", "12", 1);
+  EXPECT_EQ(cache_max_bytes(env), 12 * 1024 * 1024);
+  ::setenv("JETPDE_CACHE_MAX_MB", "0", 1);
+  EXPECT_LT(cache_max_bytes(env), 0) << "0: no limit";
+  ::setenv("JETPDE_CACHE_MAX_MB", "lots", 1);
+  expect_user_error([&] { cache_max_bytes(env); },
+                    "JETPDE_CACHE_MAX_MB: 'lots' is not a whole number of megabytes (0: no limit)");
+  ::unsetenv("JETPDE_CACHE_MAX_MB");
+  EXPECT_EQ(cache_max_bytes(env), kCacheMaxBytes);
+  fs::remove_all(dir);
+}
+
+// A cold compile's translation units: about equal in size (largest kernel first into the unit
+// with the fewest bytes), none empty.
 TEST(CompileUnits, BalancedBySizeNoneEmpty) {
   using V = std::vector<std::size_t>;
   EXPECT_EQ(balanced_units({10, 10, 10, 10}, 2), (V{0, 1, 0, 1}));
@@ -84,6 +153,8 @@ TEST(CompileUnits, BalancedBySizeNoneEmpty) {
   EXPECT_EQ(balanced_units({}, 2), V{});
 }
 
+// The memory plan without the code: the arena and peak an Executable reports, in every precision
+// (bf16's packed operands included where the CPU multiplies bf16), growing with the rows.
 TEST(EstimateMemory, IsTheArenaTheExecutableAllocates) {
   for (PrecisionPolicy p : {PrecisionPolicy::fp64, PrecisionPolicy::fp32, PrecisionPolicy::bf16}) {
     CompileOptions o = fresh_cache("estimate");
