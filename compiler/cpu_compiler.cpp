@@ -279,7 +279,9 @@ std::int64_t prune_cache(const std::string& dir, std::int64_t max_bytes, const s
     p.files.push_back(e.path());
     p.bytes += size;
     total += size;
-    if (name == "jetpde-" + key + ".so" || p.used == fs::file_time_type::min()) p.used = time;
+    const std::string base = "jetpde-" + key;
+    const bool object = name == base + ".so" || name == base + ".ptx" || name == base + ".cubin";
+    if (object || p.used == fs::file_time_type::min()) p.used = time;
   }
   if (total <= max_bytes) return 0;
   std::vector<std::pair<fs::file_time_type, const std::string*>> order;

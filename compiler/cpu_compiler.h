@@ -110,12 +110,12 @@ inline constexpr std::int64_t kCacheMaxBytes = std::int64_t{1} << 30;
 // naming JETPDE_CACHE_MAX_MB when it is not a whole number of megabytes.
 std::int64_t cache_max_bytes(const CpuCompileOptions& options);
 // Keeps the programs of the compile cache `dir` within `max_bytes` (<= 0: no limit). A program is
-// its files jetpde-KEY.*: the shared object, its source and its tile files; its time is its shared
-// object's, which each cache hit renews. Where they take more, whole programs go least recently
-// used first until they take at most three quarters of the limit, never `keep` (a KEY: the one
-// just built) nor one used within the last 10 minutes (another process may be loading it). Build
-// temporaries (tmp-*) older than a day, left by a build that was killed, go too. Files that
-// vanish meanwhile (another process pruning) are no error. Returns the bytes removed.
+// its files jetpde-KEY.*: the shared object (CUDA: PTX or cubin), its source and its tile files;
+// its time is its object's, which each cache hit renews. Where they take more, whole programs go
+// least recently used first until they take at most three quarters of the limit, never `keep` (a
+// KEY: the one just built) nor one used within the last 10 minutes (another process may be loading
+// it). Build temporaries (tmp-*) older than a day, left by a build that was killed, go too. Files
+// that vanish meanwhile (another process pruning) are no error. Returns the bytes removed.
 std::int64_t prune_cache(const std::string& dir, std::int64_t max_bytes, const std::string& keep);
 // What it holds (`jetpde info`): compiled programs (shared objects), tile files (a training
 // program's measured tiles, per thread count and rank), and the regions whose tiles were measured

@@ -905,7 +905,7 @@ CacheContents cache_contents(const CpuCompileOptions& options) {
     const std::string name = e.path().filename().string();
     if (name.starts_with("jetpde-"))
       c.bytes += static_cast<std::int64_t>(std::filesystem::file_size(e.path(), ec));
-    if (name.ends_with(".so")) ++c.programs;
+    if (name.ends_with(".so") || name.ends_with(".ptx") || name.ends_with(".cubin")) ++c.programs;
     if (name.find(".so.tiles-") == std::string::npos || name.find(".tmp-") != std::string::npos)
       continue;
     ++c.tile_files;

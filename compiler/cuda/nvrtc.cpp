@@ -121,7 +121,7 @@ CudaBinary compile_cuda(const std::string& source, const NvrtcOptions& o) {
   std::string flags;
   for (const std::string& f : nvrtc_flags(o)) flags += f + " ";
   const std::string key = hex(fnv1a(source, fnv1a("nvrtc " + nvrtc_version() + "\n" + flags)));
-  const fs::path dir = cache_directory(CpuCompileOptions{o.cache_dir, {}});
+  const fs::path dir = cache_directory(CpuCompileOptions{.cache_dir = o.cache_dir});
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError("compile cache: cannot create " + dir.string() + ": " + ec.message());
@@ -131,6 +131,7 @@ CudaBinary compile_cuda(const std::string& source, const NvrtcOptions& o) {
   out.cache_hit = fs::exists(cached);
   if (out.cache_hit) {
     out.image = read_file(cached);
+    fs::last_write_time(cached, fs::file_time_type::clock::now(), ec);  // for prune_cache
   } else {
     out.image = run_nvrtc(source, o, dir / ("failed-" + key + ".cu"));
     // Written under a unique temporary name (per process and per build: threads of one process
@@ -144,6 +145,7 @@ CudaBinary compile_cuda(const std::string& source, const NvrtcOptions& o) {
     if (ec)
       throw UserError("compile cache: cannot rename into " + cached.string() + ": " + ec.message());
     write_file(dir / ("jetpde-" + key + ".cu"), source);
+    prune_cache(dir.string(), cache_max_bytes(CpuCompileOptions{.cache_dir = o.cache_dir}), key);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
