@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -247,7 +248,8 @@ std::int64_t cache_max_bytes(const CpuCompileOptions& o) {
     if (*end != '\0' || mb < 0)
       throw UserError(std::string("JETPDE_CACHE_MAX_MB: '") + env +
                       "' is not a whole number of megabytes (0: no limit)");
-    return mb == 0 ? -1 : mb * 1024 * 1024;
+    constexpr long long kMb = 1 << 20;
+    return mb == 0 || mb > std::numeric_limits<std::int64_t>::max() / kMb ? -1 : mb * kMb;
   }
   return kCacheMaxBytes;
 }
