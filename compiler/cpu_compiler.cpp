@@ -254,48 +254,53 @@ std::int64_t cache_max_bytes(const CpuCompileOptions& o) {
   return kCacheMaxBytes;
 }
 
-std::int64_t prune_cache(const std::string& dir, std::int64_t max_bytes, const std::string& keep) {
-  if (max_bytes <= 0) return 0;
-  struct Program {
-    std::vector<fs::path> files;
-    std::int64_t bytes = 0;
-    fs::file_time_type used = fs::file_time_type::min();
-  };
-  std::map<std::string, Program> programs;
-  std::int64_t total = 0, removed = 0;
-  const auto now = fs::file_time_type::clock::now();
+std::map<std::string, CachedProgram> cached_programs(const std::string& dir) {
+  std::map<std::string, CachedProgram> programs;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    std::error_code ignored;
-    const auto time = fs::last_write_time(e.path(), ignored);
-    if (name.starts_with("tmp-")) {
-      if (!ignored && now - time > std::chrono::hours(24)) fs::remove(e.path(), ignored);
-      continue;
-    }
     if (!name.starts_with("jetpde-")) continue;
-    const std::string key = name.substr(7, name.find('.') - 7);
-    const auto size = static_cast<std::int64_t>(fs::file_size(e.path(), ignored));
-    if (ignored) continue;
-    Program& p = programs[key];
+    std::error_code gone;
+    const auto time = fs::last_write_time(e.path(), gone);
+    if (gone) continue;
+    const auto size = static_cast<std::int64_t>(fs::file_size(e.path(), gone));
+    if (gone) continue;
+    const std::string key = name.substr(7, name.find('.') - 7), base = "jetpde-" + key;
+    const bool object = name == base + ".so" || name == base + ".ptx" || name == base + ".cubin";
+    CachedProgram& p = programs[key];
     p.files.push_back(e.path());
     p.bytes += size;
-    total += size;
-    const std::string base = "jetpde-" + key;
-    const bool object = name == base + ".so" || name == base + ".ptx" || name == base + ".cubin";
-    if (object || p.used == fs::file_time_type::min()) p.used = time;
+    if (object || p.files.size() == 1) p.used = time;
+    p.has_object = p.has_object || object;
+  }
+  return programs;
+}
+
+std::int64_t prune_cache(const std::string& dir, std::int64_t max_bytes, const std::string& keep) {
+  if (max_bytes <= 0) return 0;
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {  // temporaries of builds that died
+    if (!e.path().filename().string().starts_with("tmp-")) continue;
+    std::error_code gone;
+    const auto time = fs::last_write_time(e.path(), gone);
+    if (!gone && now - time > std::chrono::hours(24)) fs::remove(e.path(), gone);
+  }
+  const std::map<std::string, CachedProgram> programs = cached_programs(dir);
+  std::int64_t total = 0, removed = 0;
+  std::vector<std::pair<fs::file_time_type, const CachedProgram*>> order;
+  for (const auto& [key, p] : programs) {
+    total += p.bytes;
+    if (key != keep && now - p.used > std::chrono::minutes(10)) order.emplace_back(p.used, &p);
   }
   if (total <= max_bytes) return 0;
-  std::vector<std::pair<fs::file_time_type, const std::string*>> order;
-  for (const auto& [key, p] : programs)
-    if (key != keep && now - p.used > std::chrono::minutes(10)) order.emplace_back(p.used, &key);
-  std::sort(order.begin(), order.end());
-  for (const auto& [used, key] : order) {
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [used, p] : order) {
     if (total <= max_bytes / 4 * 3) break;
-    const Program& p = programs[*key];
-    for (const fs::path& f : p.files) fs::remove(f, ec);
-    total -= p.bytes;
-    removed += p.bytes;
+    for (const fs::path& f : p->files) fs::remove(f, ec);
+    total -= p->bytes;
+    removed += p->bytes;
   }
   return removed;
 }

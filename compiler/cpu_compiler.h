@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,9 +111,19 @@ inline constexpr std::int64_t kCacheMaxBytes = std::int64_t{1} << 30;
 // options.cache_max_bytes resolved (the environment, the default); <= 0: no limit. UserError
 // naming JETPDE_CACHE_MAX_MB when it is not a whole number of megabytes.
 std::int64_t cache_max_bytes(const CpuCompileOptions& options);
-// Keeps the programs of the compile cache `dir` within `max_bytes` (<= 0: no limit). A program is
-// its files jetpde-KEY.*: the shared object (CUDA: PTX or cubin), its source and its tile files;
-// its time is its object's, which each cache hit renews. Where they take more, whole programs go
+// The programs in the compile cache `dir`: a program is its files jetpde-KEY.*, the object (a
+// shared object; CUDA: PTX or cubin), its source and its tile files; its time is its object's,
+// which each cache hit renews (without an object: its first file's). Files that vanish meanwhile
+// are left out.
+struct CachedProgram {
+  std::vector<std::filesystem::path> files;
+  std::int64_t bytes = 0;
+  bool has_object = false;
+  std::filesystem::file_time_type used = std::filesystem::file_time_type::min();
+};
+std::map<std::string, CachedProgram> cached_programs(const std::string& dir);
+// Keeps the programs of the compile cache `dir` (cached_programs) within `max_bytes` (<= 0: no
+// limit). Where they take more, whole programs go
 // least recently used first until they take at most three quarters of the limit, never `keep` (a
 // KEY: the one just built) nor one used within the last 10 minutes (another process may be loading
 // it). Build temporaries (tmp-*) older than a day, left by a build that was killed, go too. Files

@@ -369,8 +369,9 @@ class CpuRuntime final : public Runtime {
     stats.cache_hit = build.cache_hit;
     kernels_.assign(program_.steps.size(), nullptr);
     prepare_regions();
-    for (const RegionRun& run : regions_)
-      if (run.automatic) stats.tile_file = tile_cache_path();
+    if (std::any_of(regions_.begin(), regions_.end(),
+                    [](const RegionRun& r) { return r.automatic; }))
+      stats.tile_file = tile_cache_path();
     bf16_gemms_.resize(program_.steps.size());
     for (std::size_t s = 0; s < program_.steps.size(); ++s) {
       if (std::holds_alternative<Kernel>(program_.steps[s].op)) {
@@ -900,23 +901,23 @@ std::int64_t host_free_memory() { return available_memory(Backend::cpu); }
 
 CacheContents cache_contents(const CpuCompileOptions& options) {
   CacheContents c;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(cache_directory(options), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with("jetpde-"))
-      c.bytes += static_cast<std::int64_t>(std::filesystem::file_size(e.path(), ec));
-    if (name.ends_with(".so") || name.ends_with(".ptx") || name.ends_with(".cubin")) ++c.programs;
-    if (name.find(".so.tiles-") == std::string::npos || name.find(".tmp-") != std::string::npos)
-      continue;
-    ++c.tile_files;
-    int busy = 0;
-    std::ifstream in(e.path());
-    for (std::string text; std::getline(in, text);) {
-      TileLine line;
-      busy += parse_tile_line(text, &line) && line.busy ? 1 : 0;
+  for (const auto& [key, p] : cached_programs(cache_directory(options))) {
+    c.programs += p.has_object ? 1 : 0;
+    c.bytes += p.bytes;
+    for (const std::filesystem::path& f : p.files) {
+      const std::string name = f.filename().string();
+      if (name.find(".so.tiles-") == std::string::npos || name.find(".tmp-") != std::string::npos)
+        continue;
+      ++c.tile_files;
+      int busy = 0;
+      std::ifstream in(f);
+      for (std::string text; std::getline(in, text);) {
+        TileLine line;
+        busy += parse_tile_line(text, &line) && line.busy ? 1 : 0;
+      }
+      if (busy > 0) c.busy_files.push_back(f.string());
+      c.busy_regions += busy;
     }
-    if (busy > 0) c.busy_files.push_back(e.path().string());
-    c.busy_regions += busy;
   }
   std::sort(c.busy_files.begin(), c.busy_files.end());
   return c;
